@@ -1,0 +1,201 @@
+// Calling a service. `Transport` is the seam: `ServiceClient` speaks ZeroMQ (a DEALER on
+// its own thread, the Lazy Pirate pattern: a deadline per request, bounded retries, a fresh
+// socket after a timeout), `InProcessTransport` hands frames straight to a dispatcher.
+// Retries resend the same request id and idempotency key, so a write is never doubled.
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+import Wire
+import ZMQ
+
+public protocol Transport: Sendable {
+    /// The service this transport reaches (used in error messages).
+    var service: String { get }
+    /// Sends one request frame and returns the reply frame, or throws a `ServiceError`
+    /// (`unavailable`, `deadline_exceeded`) when no reply came in time.
+    func exchange(_ frame: Data, id: String, timeout: Duration) async throws -> Data
+}
+
+public struct CallOptions: Sendable {
+    public var token: String?
+    public var idempotencyKey: String?
+    public var timeout: Duration
+
+    public init(token: String? = nil, idempotencyKey: String? = nil, timeout: Duration = .seconds(5)) {
+        self.token = token
+        self.idempotencyKey = idempotencyKey
+        self.timeout = timeout
+    }
+}
+
+extension Transport {
+    /// Calls a method and returns its reply, successful or not (for `logbook call`).
+    public func reply(_ method: String, body: JSONValue = [:], options: CallOptions = CallOptions()) async throws -> Reply {
+        let id = ID.make()
+        let header = RequestHeader(
+            id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey,
+            deadlineMs: Int(options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000))
+        let frame = try WireCoding.encode(Request(header: header, body: body))
+        let data = try await exchange(frame, id: id, timeout: options.timeout)
+        do {
+            return try WireCoding.decode(Reply.self, from: data)
+        } catch {
+            throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1: \(WireCoding.describe(error))")
+        }
+    }
+
+    /// Calls a method; returns its result decoded, or throws the service's error.
+    public func call<Body: Encodable & Sendable, Result: Decodable>(
+        _ method: String, _ body: Body, as: Result.Type = Result.self, options: CallOptions = CallOptions()
+    ) async throws -> Result {
+        let reply = try await reply(method, body: try JSONValue.from(body), options: options)
+        if let error = reply.error { throw error }
+        do {
+            return try (reply.result ?? .null).decode(Result.self)
+        } catch {
+            throw ServiceError(.internal, "\(service) answered \(method) with an unexpected result: \(WireCoding.describe(error))")
+        }
+    }
+}
+
+/// Hands frames to a dispatcher in the same process: the service under test runs exactly
+/// as it does behind ZeroMQ, minus the socket.
+public struct InProcessTransport: Transport {
+    public let dispatcher: Dispatcher
+    public var service: String { dispatcher.descriptor.name }
+
+    public init(_ dispatcher: Dispatcher) { self.dispatcher = dispatcher }
+
+    public func exchange(_ frame: Data, id: String, timeout: Duration) async throws -> Data {
+        await dispatcher.handle(frame)
+    }
+}
+
+public struct ClientSettings: Sendable {
+    /// Tries per request, each with an equal share of the request's timeout.
+    public var attempts: Int
+    public var maxMessageSize: Int64
+
+    public init(attempts: Int = 3, maxMessageSize: Int64 = 64 * 1024 * 1024) {
+        self.attempts = max(1, attempts)
+        self.maxMessageSize = maxMessageSize
+    }
+}
+
+public final class ServiceClient: Transport, Sendable {
+    public let service: String
+    public let endpoint: String
+    let settings: ClientSettings
+    private let pump: SocketPump
+    private let waiters: Waiters
+
+    public init(service: String, endpoint: String, settings: ClientSettings = ClientSettings()) throws {
+        self.service = service
+        self.endpoint = endpoint
+        self.settings = settings
+        let waiters = Waiters()
+        self.waiters = waiters
+        let maxSize = settings.maxMessageSize
+        pump = try SocketPump(
+            name: "client.\(service)",
+            setup: {
+                let socket = try Socket(.dealer)
+                // Queue only to completed connections: a request to a service that is down
+                // stays ours (and is reported `unavailable`), it is not delivered late.
+                try socket.set(.immediate(true))
+                try socket.set(.linger(milliseconds: 0))
+                try socket.set(.maxMessageSize(maxSize))
+                try socket.set(.reconnectInterval(milliseconds: 50))
+                try socket.connect(endpoint)
+                return socket
+            },
+            onEvent: { event in
+                switch event {
+                case .message(let frames):
+                    guard let payload = frames.last, let id = Self.replyId(payload) else { return }
+                    waiters.resolve(id, with: .reply(payload))
+                case .delivered(let tag):
+                    waiters.markDelivered(tag)
+                case .dropped, .failed:
+                    break
+                }
+            })
+    }
+
+    deinit { pump.stop() }
+
+    /// Closes the socket now (it is also closed when the client is released).
+    public func close() { pump.stop() }
+
+    public func exchange(_ frame: Data, id: String, timeout: Duration) async throws -> Data {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        let attempts = settings.attempts
+        var everDelivered = false
+        for attempt in 1...attempts {
+            let remaining = deadline - clock.now
+            if remaining <= .zero { break }
+            let share = attempt == attempts ? remaining : min(remaining, timeout / attempts)
+            let outcome = await waiters.wait(id: id, timeout: share) {
+                pump.send([Data(), frame], tag: id, expires: clock.now + share)
+            }
+            switch outcome {
+            case .reply(let data):
+                return data
+            case .timedOut(let delivered):
+                everDelivered = everDelivered || delivered
+                // Lazy Pirate: a peer that took the request but did not answer gets a fresh
+                // socket; when nothing was delivered libzmq is still reconnecting by itself.
+                if delivered { pump.reconnect() }
+            }
+        }
+        let ms = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        if everDelivered {
+            throw ServiceError(.deadlineExceeded, "\(service) did not answer within \(ms) ms (\(attempts) tries)")
+        }
+        throw ServiceError(.unavailable, "\(service) is not reachable at \(endpoint) (waited \(ms) ms); is the stack running? try `logbook stack up`")
+    }
+
+    static func replyId(_ payload: Data) -> String? {
+        struct OnlyId: Decodable { var id: String }
+        return try? JSONDecoder().decode(OnlyId.self, from: payload).id
+    }
+}
+
+/// Requests waiting for their reply, by id. Whoever removes an entry resumes it: the reply,
+/// or the timer. So each continuation is resumed exactly once.
+final class Waiters: Sendable {
+    enum Outcome: Sendable {
+        case reply(Data)
+        case timedOut(delivered: Bool)
+    }
+
+    private struct Entry {
+        var continuation: CheckedContinuation<Outcome, Never>
+        var delivered: Bool
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+
+    func wait(id: String, timeout: Duration, send: () -> Void) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            entries.withLock { $0[id] = Entry(continuation: continuation, delivered: false) }
+            send()
+            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+                guard let entry = entries.withLock({ $0.removeValue(forKey: id) }) else { return }
+                entry.continuation.resume(returning: .timedOut(delivered: entry.delivered))
+            }
+        }
+    }
+
+    func resolve(_ id: String, with outcome: Outcome) {
+        guard let entry = entries.withLock({ $0.removeValue(forKey: id) }) else { return }
+        entry.continuation.resume(returning: outcome)
+    }
+
+    func markDelivered(_ id: String) {
+        entries.withLock { $0[id]?.delivered = true }
+    }
+}

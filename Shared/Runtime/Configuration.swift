@@ -1,0 +1,135 @@
+// Stack configuration: where data, sockets and logs live and how each service is reached.
+// Defaults put everything under one directory (LOGBOOK_HOME, default
+// ~/.local/share/logbook) with `ipc://` endpoints under its run/ directory. A config file
+// of KEY=VALUE lines (deploy/logbook.conf documents every key) and then the environment
+// override the defaults. Read once, at the edge (main), and passed down.
+import Foundation
+import Storage
+
+public struct StackConfiguration: Sendable, Equatable {
+    /// The services the stack runs, in start order.
+    public static let services = ["auth", "records", "weather-fetcher", "analytics", "store"]
+
+    public var home: String
+    public var dataDirectory: String
+    public var runDirectory: String
+    public var logDirectory: String
+    public var durability: Durability
+    public var logLevel: String
+    /// Every value read from the file and the environment (LOGBOOK_*), for service settings.
+    public var values: [String: String]
+
+    public init(values: [String: String]) throws {
+        self.values = values
+        let home = Self.expand(values["LOGBOOK_HOME"] ?? Self.defaultHome(values))
+        self.home = home
+        dataDirectory = Self.expand(values["LOGBOOK_DATA_DIR"] ?? home + "/data")
+        runDirectory = Self.expand(values["LOGBOOK_RUN_DIR"] ?? home + "/run")
+        logDirectory = Self.expand(values["LOGBOOK_LOG_DIR"] ?? home + "/logs")
+        logLevel = values["LOGBOOK_LOG_LEVEL"] ?? "info"
+        let durabilityText = values["LOGBOOK_DURABILITY"] ?? Durability.full.rawValue
+        guard let durability = Durability(rawValue: durabilityText) else {
+            throw ConfigurationError(
+                "LOGBOOK_DURABILITY must be one of \(Durability.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(durabilityText)\")")
+        }
+        self.durability = durability
+    }
+
+    /// Defaults, then the config file (LOGBOOK_CONFIG, or $LOGBOOK_HOME/logbook.conf), then
+    /// the environment.
+    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> StackConfiguration {
+        let env = environment.filter { $0.key.hasPrefix("LOGBOOK_") || $0.key == "HOME" || $0.key == "XDG_DATA_HOME" }
+        let home = expand(env["LOGBOOK_HOME"] ?? defaultHome(env))
+        let path = env["LOGBOOK_CONFIG"] ?? home + "/logbook.conf"
+        var values: [String: String] = [:]
+        if FileManager.default.fileExists(atPath: path) {
+            values = try parseFile(path)
+        } else if env["LOGBOOK_CONFIG"] != nil {
+            throw ConfigurationError("LOGBOOK_CONFIG names \(path), which does not exist")
+        }
+        values.merge(env) { _, environment in environment }
+        return try StackConfiguration(values: values)
+    }
+
+    /// A throwaway stack under `directory` (tests, benchmarks).
+    public static func scratch(_ directory: String, extra: [String: String] = [:]) throws -> StackConfiguration {
+        try StackConfiguration(values: ["LOGBOOK_HOME": directory, "LOGBOOK_LOG_LEVEL": "warning"].merging(extra) { $1 })
+    }
+
+    static func key(_ service: String, _ suffix: String) -> String {
+        "LOGBOOK_" + service.uppercased().replacingOccurrences(of: "-", with: "_") + "_" + suffix
+    }
+
+    /// The service's request endpoint (ROUTER).
+    public func endpoint(_ service: String) -> String {
+        values[Self.key(service, "ENDPOINT")] ?? "ipc://\(runDirectory)/\(service).sock"
+    }
+
+    /// The service's event endpoint (PUB).
+    public func eventsEndpoint(_ service: String) -> String {
+        values[Self.key(service, "EVENTS")] ?? "ipc://\(runDirectory)/\(service).events.sock"
+    }
+
+    /// The service's SQLite file.
+    public func databasePath(_ service: String) -> String {
+        values[Self.key(service, "DATABASE")] ?? "\(dataDirectory)/\(service).sqlite"
+    }
+
+    public func databaseSettings(_ service: String) -> DatabaseSettings {
+        DatabaseSettings(path: databasePath(service), durability: durability)
+    }
+
+    /// A service-specific setting: LOGBOOK_<SERVICE>_<NAME>.
+    public func setting(_ service: String, _ name: String) -> String? {
+        values[Self.key(service, name)]
+    }
+
+    /// The environment to hand a child process so it sees this same configuration.
+    public var environment: [String: String] {
+        var env = values
+        env["LOGBOOK_HOME"] = home
+        env["LOGBOOK_DATA_DIR"] = dataDirectory
+        env["LOGBOOK_RUN_DIR"] = runDirectory
+        env["LOGBOOK_LOG_DIR"] = logDirectory
+        env["LOGBOOK_LOG_LEVEL"] = logLevel
+        env["LOGBOOK_DURABILITY"] = durability.rawValue
+        return env
+    }
+
+    static func defaultHome(_ env: [String: String]) -> String {
+        if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/logbook" }
+        return (env["HOME"] ?? NSHomeDirectory()) + "/.local/share/logbook"
+    }
+
+    static func expand(_ path: String) -> String {
+        if path == "~" || path.hasPrefix("~/") {
+            return NSHomeDirectory() + path.dropFirst()
+        }
+        return path
+    }
+
+    /// KEY=VALUE per line; `#` starts a comment; surrounding quotes are removed.
+    static func parseFile(_ path: String) throws -> [String: String] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var values: [String: String] = [:]
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw ConfigurationError("\(path):\(number + 1): expected KEY=VALUE, got \"\(line)\"")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
+                value = String(value.dropFirst().dropLast())
+            }
+            values[key] = value
+        }
+        return values
+    }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

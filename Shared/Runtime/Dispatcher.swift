@@ -1,0 +1,344 @@
+// The dispatcher turns one request frame into one reply frame: decode the envelope, check
+// version, size, deadline and session, run the route, map any error once, and gather stats
+// around every handler. It knows nothing of sockets: the ZeroMQ server and the in-process
+// transport used by tests both call `handle(_:)`.
+import Foundation
+import GRDB
+import Logging
+import Storage
+import Synchronization
+import Wire
+
+/// Resolves a session token to the user it belongs to.
+public protocol SessionResolver: Sendable {
+    func resolve(token: String) async throws -> Principal
+}
+
+public struct ServiceDescriptor: Sendable {
+    public var name: String
+    public var version: String
+
+    public init(name: String, version: String = LogbookVersion.current) {
+        self.name = name
+        self.version = version
+    }
+}
+
+public enum LogbookVersion {
+    public static let current = "0.1.0"
+}
+
+public final class Dispatcher: Sendable {
+    public let descriptor: ServiceDescriptor
+    public let instanceId = ID.make()
+    public let started = Date()
+    let routes: [String: Route]
+    let sessions: (any SessionResolver)?
+    let events: (any DatabaseReader)?
+    let logger: Logger
+    let endpoint: Mutex<String>
+    private let stats = Mutex(Statistics())
+    private let startInstant = ContinuousClock().now
+
+    /// The largest request any route accepts; the socket's hard limit is set from it.
+    public var largestRequest: Int { routes.values.map(\.maxBytes).max() ?? Router.defaultMaxBytes }
+
+    /// - Parameters:
+    ///   - sessions: resolves tokens for `.user` routes; nil refuses them all.
+    ///   - events: the database holding the service's outbox; enables `events.since`.
+    public init(
+        descriptor: ServiceDescriptor, router: Router, sessions: (any SessionResolver)?,
+        events: (any DatabaseReader)? = nil, logger: Logger
+    ) {
+        self.descriptor = descriptor
+        self.routes = router.routes
+        self.sessions = sessions
+        self.events = events
+        self.logger = logger
+        self.endpoint = Mutex("in-process")
+    }
+
+    func setEndpoint(_ value: String) { endpoint.withLock { $0 = value } }
+
+    // MARK: Handling one frame
+
+    /// Answers one request frame. Every input gets a reply frame; nothing throws.
+    public func handle(_ frame: Data) async -> Data {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let header: RequestHeader
+        do {
+            header = try decodeHeader(frame)
+        } catch let error as ServiceError {
+            record(method: nil, duration: clock.now - start, error: error)
+            return Self.encodeError(id: Self.salvageId(frame), error)
+        } catch {
+            return Self.encodeError(id: "", .internal())
+        }
+        var logger = self.logger
+        logger[metadataKey: "request.id"] = "\(header.id)"
+        logger[metadataKey: "request.method"] = "\(header.method)"
+        do {
+            let result = try await run(header: header, frame: frame, logger: logger)
+            record(method: statsName(header.method), duration: clock.now - start, error: nil)
+            return Self.encodeSuccess(id: header.id, resultJSON: result)
+        } catch {
+            let mapped = ServiceError.from(error)
+            if mapped.code == .internal {
+                logger.error("request failed", metadata: ["error.detail": "\(String(reflecting: error))"])
+            } else {
+                logger.debug("request refused", metadata: ["error.code": "\(mapped.code)"])
+            }
+            record(method: statsName(header.method), duration: clock.now - start, error: mapped)
+            return Self.encodeError(id: header.id, mapped)
+        }
+    }
+
+    private func decodeHeader(_ frame: Data) throws -> RequestHeader {
+        let hardLimit = largestRequest
+        if frame.count > hardLimit {
+            throw ServiceError(
+                .invalidArgument, "request is \(frame.count) bytes; no method of \(descriptor.name) accepts more than \(hardLimit)")
+        }
+        guard !frame.isEmpty else { throw ServiceError(.invalidArgument, "empty request frame: expected a JSON object") }
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: frame)
+        } catch {
+            throw ServiceError(.invalidArgument, "request is not valid UTF-8 JSON: \(WireCoding.describe(error))")
+        }
+        guard case .object(let object) = value else {
+            throw ServiceError(.invalidArgument, "request must be a JSON object")
+        }
+        if let v = object["v"], v != .number(Double(Protocol.version)) {
+            throw ServiceError(
+                .invalidArgument, "unsupported protocol version \(v.jsonText): this service speaks v\(Protocol.version)",
+                field: "v")
+        }
+        do {
+            let header = try WireCoding.decoder.decode(RequestHeader.self, from: frame)
+            guard !header.method.isEmpty else { throw ServiceError.invalid("method", "must not be empty") }
+            return header
+        } catch let error as DecodingError {
+            throw ServiceError(.invalidArgument, WireCoding.describe(error), field: WireCoding.field(of: error))
+        }
+    }
+
+    private func run(header: RequestHeader, frame: Data, logger: Logger) async throws -> Data {
+        let deadline: ContinuousClock.Instant? = header.deadlineMs.map { ContinuousClock().now + .milliseconds($0) }
+        if let ms = header.deadlineMs, ms <= 0 {
+            throw ServiceError(.deadlineExceeded, "deadlineMs was \(ms): the caller had no time left")
+        }
+        if header.method.hasPrefix("$srv.") || header.method == "events.since" {
+            return try await builtin(header.method, frame: frame)
+        }
+        guard let route = routes[header.method] else {
+            throw ServiceError(
+                .notFound, "unknown method \"\(header.method)\" on \(descriptor.name); $srv.info lists its methods",
+                field: "method")
+        }
+        if frame.count > route.maxBytes {
+            throw ServiceError(
+                .invalidArgument, "request is \(frame.count) bytes; \(route.method) accepts at most \(route.maxBytes)")
+        }
+        var principal: Principal?
+        if route.access == .user {
+            guard let token = header.token, !token.isEmpty else { throw ServiceError.unauthenticated() }
+            guard let sessions else { throw ServiceError.unauthenticated("this service cannot check sessions") }
+            principal = try await sessions.resolve(token: token)
+        }
+        var logger = logger
+        if let principal { logger[metadataKey: "user.id"] = "\(principal.userId)" }
+        if let key = header.idempotencyKey {
+            guard !key.isEmpty, key.utf8.count <= 128 else {
+                throw ServiceError.invalid("idempotencyKey", "must be 1–128 characters")
+            }
+        }
+        let context = RequestContext(
+            requestId: header.id, method: header.method, token: header.token,
+            idempotencyKey: header.idempotencyKey, deadline: deadline, principal: principal, logger: logger)
+        return try await route.handle(frame, context)
+    }
+
+    // MARK: Methods every service answers
+
+    /// The reserved methods, documented in docs/protocol.md.
+    public static let builtinMethods = ["$srv.ping", "$srv.info", "$srv.stats", "events.since"]
+
+    private func builtin(_ method: String, frame: Data) async throws -> Data {
+        switch method {
+        case "$srv.ping":
+            return try WireCoding.encode(Ping(service: descriptor.name, instanceId: instanceId, uptimeMs: uptimeMs))
+        case "$srv.info":
+            let methods = routes.values.sorted { $0.method < $1.method }.map {
+                MethodInfo(name: $0.method, access: $0.access, kind: $0.kind, maxBytes: $0.maxBytes)
+            }
+            return try WireCoding.encode(
+                Info(
+                    name: descriptor.name, version: descriptor.version, instanceId: instanceId, started: started,
+                    uptimeMs: uptimeMs, endpoint: endpoint.withLock { $0 }, methods: methods,
+                    reserved: Self.builtinMethods.filter { $0 != "events.since" || events != nil }))
+        case "$srv.stats":
+            return try WireCoding.encode(stats.withLock { $0.snapshot(service: descriptor.name) })
+        case "events.since":
+            guard let events else {
+                throw ServiceError(.notFound, "\(descriptor.name) publishes no events", field: "method")
+            }
+            let body = try Router.decodeBody(EventsSince.self, from: frame)
+            guard body.after >= 0 else { throw ServiceError.invalid("after", "must be 0 or more (got \(body.after))") }
+            let limit = body.limit ?? 500
+            guard (1...5000).contains(limit) else {
+                throw ServiceError.invalid("limit", "must be between 1 and 5000 (got \(limit))")
+            }
+            let (list, last) = try await events.read { db in
+                (try Outbox.since(db, after: body.after, limit: limit), try Outbox.lastSequence(db))
+            }
+            return try WireCoding.encode(EventsSinceResult(events: list, last: last))
+        default:
+            throw ServiceError(.notFound, "unknown method \"\(method)\"; reserved methods: \(Self.builtinMethods.joined(separator: ", "))", field: "method")
+        }
+    }
+
+    var uptimeMs: Int64 {
+        let elapsed = ContinuousClock().now - startInstant
+        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Unknown method names are counted together, so callers cannot grow the stats map.
+    private func statsName(_ method: String) -> String {
+        routes[method] != nil || Self.builtinMethods.contains(method) ? method : "(unknown)"
+    }
+
+    private func record(method: String?, duration: Duration, error: ServiceError?) {
+        stats.withLock { $0.record(method: method, duration: duration, error: error) }
+    }
+
+    // MARK: Encoding replies
+
+    static func encodeSuccess(id: String, resultJSON: Data) -> Data {
+        var data = Data("{\"id\":".utf8)
+        data.append((try? JSONEncoder().encode(id)) ?? Data("\"\"".utf8))
+        data.append(Data(",\"ok\":true,\"result\":".utf8))
+        data.append(resultJSON)
+        data.append(Data(",\"v\":\(Protocol.version)}".utf8))
+        return data
+    }
+
+    static func encodeError(id: String, _ error: ServiceError) -> Data {
+        (try? WireCoding.encode(Reply(id: id, error: error)))
+            ?? Data("{\"v\":1,\"id\":\"\",\"ok\":false,\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}".utf8)
+    }
+
+    /// The id of a request whose envelope is otherwise unusable, so the error still matches.
+    static func salvageId(_ frame: Data) -> String {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: frame), let id = value["id"]?.stringValue
+        else { return "" }
+        return id
+    }
+}
+
+// MARK: Wire types of the reserved methods
+
+public struct Ping: Codable, Sendable {
+    public var service: String
+    public var instanceId: String
+    public var uptimeMs: Int64
+}
+
+public struct MethodInfo: Codable, Sendable {
+    public var name: String
+    public var access: Access
+    public var kind: Route.Kind
+    public var maxBytes: Int
+}
+
+public struct Info: Codable, Sendable {
+    public var name: String
+    public var version: String
+    public var instanceId: String
+    public var started: Date
+    public var uptimeMs: Int64
+    public var endpoint: String
+    public var methods: [MethodInfo]
+    public var reserved: [String]
+}
+
+public struct EventsSince: Codable, Sendable {
+    public var after: Int64
+    public var limit: Int?
+
+    public init(after: Int64, limit: Int? = nil) {
+        self.after = after
+        self.limit = limit
+    }
+}
+
+public struct EventsSinceResult: Codable, Sendable {
+    public var events: [Event]
+    /// The producer's highest sequence number when it answered.
+    public var last: Int64
+}
+
+public struct MethodStats: Codable, Sendable {
+    public var requests: Int = 0
+    public var errors: Int = 0
+    public var totalMs: Double = 0
+    public var maxMs: Double = 0
+    public var averageMs: Double { requests == 0 ? 0 : totalMs / Double(requests) }
+
+    enum CodingKeys: String, CodingKey { case requests, errors, totalMs, maxMs, averageMs }
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        requests = try c.decode(Int.self, forKey: .requests)
+        errors = try c.decode(Int.self, forKey: .errors)
+        totalMs = try c.decode(Double.self, forKey: .totalMs)
+        maxMs = try c.decode(Double.self, forKey: .maxMs)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(requests, forKey: .requests)
+        try c.encode(errors, forKey: .errors)
+        try c.encode(totalMs, forKey: .totalMs)
+        try c.encode(maxMs, forKey: .maxMs)
+        try c.encode(averageMs, forKey: .averageMs)
+    }
+}
+
+public struct StatsSnapshot: Codable, Sendable {
+    public var service: String
+    public var requests: Int
+    public var errors: Int
+    public var lastError: ServiceError?
+    public var methods: [String: MethodStats]
+}
+
+struct Statistics {
+    var requests = 0
+    var errors = 0
+    var lastError: ServiceError?
+    var methods: [String: MethodStats] = [:]
+
+    mutating func record(method: String?, duration: Duration, error: ServiceError?) {
+        requests += 1
+        let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        if let error {
+            errors += 1
+            lastError = error
+        }
+        let name = method ?? "(malformed)"
+        var entry = methods[name] ?? MethodStats()
+        entry.requests += 1
+        entry.totalMs += ms
+        entry.maxMs = max(entry.maxMs, ms)
+        if error != nil { entry.errors += 1 }
+        methods[name] = entry
+    }
+
+    func snapshot(service: String) -> StatsSnapshot {
+        StatsSnapshot(service: service, requests: requests, errors: errors, lastError: lastError, methods: methods)
+    }
+}

@@ -1,0 +1,285 @@
+// Events: at-least-once delivery, exactly-once effect (docs/protocol.md, "Events").
+//
+// Producer: every change writes its event into the outbox in the same transaction; after
+// each commit `EventPublisher` sends the new rows on a PUB socket as [type, event JSON],
+// and every `heartbeatInterval` sends ["$hb", {"seq": last}] so a subscriber that lost the
+// tail of the stream notices.
+// Consumer: `EventConsumer` reads the SUB socket, applies events strictly in sequence
+// through an `EventSink` (which stores its position with what it changed), skips
+// duplicates, and on start-up, on a gap or on a heartbeat ahead of it asks the producer
+// `events.since {after, limit}` for what it missed (the ZeroMQ Guide's Clone pattern).
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+import Storage
+import Synchronization
+import Wire
+import ZMQ
+
+public final class EventPublisher: Service, Sendable {
+    public let endpoint: String
+    let service: String
+    let reader: any DatabaseReader
+    let heartbeatInterval: Duration
+    let logger: Logger
+    private let pump: SocketPump
+    private let lastPublished: Mutex<Int64>
+
+    public init(
+        service: String, endpoint: String, reader: any DatabaseReader, heartbeatInterval: Duration = .milliseconds(200),
+        logger: Logger
+    ) throws {
+        self.service = service
+        self.endpoint = endpoint
+        self.reader = reader
+        self.heartbeatInterval = heartbeatInterval
+        self.logger = logger
+        try ServiceServer.prepareIPC(endpoint)
+        pump = try SocketPump(
+            name: "pub.\(service)",
+            setup: {
+                let socket = try Socket(.pub)
+                try socket.set(.sendHighWaterMark(100_000))
+                try socket.bind(endpoint)
+                return socket
+            },
+            onEvent: { _ in })
+        // Events committed before this start are not re-sent: consumers replay them.
+        lastPublished = Mutex(try reader.read { try Outbox.lastSequence($0) })
+    }
+
+    deinit { pump.stop() }
+
+    /// Sends every outbox row not yet published. Called after each commit.
+    public func publishPending() {
+        do {
+            while true {
+                let after = lastPublished.withLock { $0 }
+                let events = try reader.read { try Outbox.since($0, after: after, limit: 1000) }
+                guard let last = events.last else { return }
+                for event in events {
+                    pump.send([Data(event.type.utf8), try WireCoding.encode(event)])
+                }
+                lastPublished.withLock { $0 = max($0, last.seq) }
+                if events.count < 1000 { return }
+            }
+        } catch {
+            logger.error("publishing events failed", metadata: ["error.detail": "\(error)"])
+        }
+    }
+
+    /// Sends heartbeats until shutdown.
+    public func run() async throws {
+        while !Task.isCancelledOrShuttingDown {
+            let seq = lastPublished.withLock { $0 }
+            pump.send([Data(EventHeartbeat.topic.utf8), try WireCoding.encode(EventHeartbeat(service: service, seq: seq))])
+            try? await Task.sleep(for: heartbeatInterval)
+        }
+        pump.stop()
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    static var isCancelledOrShuttingDown: Bool { Task.isCancelled || Task.isShuttingDownGracefully }
+}
+
+public struct EventHeartbeat: Codable, Sendable {
+    public static let topic = "$hb"
+    public var service: String
+    public var seq: Int64
+}
+
+/// Where a consumer applies events. Implementations store their position with the effect.
+public protocol EventSink: Sendable {
+    /// The last sequence applied (0 before any), or nil to start from the producer's
+    /// current position without replaying history (an in-memory cache).
+    func position() async throws -> Int64?
+    /// Applies events in sequence order, skipping any at or below its position.
+    func apply(_ events: [Event]) async throws
+}
+
+/// The usual sink: applies a batch of events in one transaction of the consumer's own
+/// database, with the checkpoint, so a crash never loses or double-applies one.
+public struct DatabaseEventSink: EventSink {
+    public let producer: String
+    public let writer: any DatabaseWriter
+    public let handler: @Sendable (Database, Event) throws -> Void
+
+    public init(producer: String, writer: any DatabaseWriter, handler: @escaping @Sendable (Database, Event) throws -> Void) {
+        self.producer = producer
+        self.writer = writer
+        self.handler = handler
+    }
+
+    public func position() async throws -> Int64? {
+        try await writer.read { try Checkpoint.get($0, producer: producer) }
+    }
+
+    public func apply(_ events: [Event]) async throws {
+        try await writer.write { db in
+            var current = try Checkpoint.get(db, producer: producer)
+            // `events.since` is the authority on order: apply whatever follows the checkpoint.
+            for event in events.sorted(by: { $0.seq < $1.seq }) where event.seq > current {
+                try handler(db, event)
+                current = event.seq
+            }
+            try Checkpoint.set(db, producer: producer, seq: current)
+        }
+    }
+}
+
+public final class EventConsumer: Service, Sendable {
+    public struct Settings: Sendable {
+        public var producer: String
+        /// The producer's PUB endpoint.
+        public var eventsEndpoint: String
+        /// How often to ask `events.since` even when nothing looks missing.
+        public var pollInterval: Duration
+        public var batchSize: Int
+
+        public init(producer: String, eventsEndpoint: String, pollInterval: Duration = .seconds(5), batchSize: Int = 500) {
+            self.producer = producer
+            self.eventsEndpoint = eventsEndpoint
+            self.pollInterval = pollInterval
+            self.batchSize = batchSize
+        }
+    }
+
+    let settings: Settings
+    let producerRPC: any Transport
+    let sink: any EventSink
+    let logger: Logger
+    private let applied = Mutex<Int64>(-1)
+
+    public init(settings: Settings, producerRPC: any Transport, sink: any EventSink, logger: Logger) {
+        self.settings = settings
+        self.producerRPC = producerRPC
+        self.sink = sink
+        var logger = logger
+        logger[metadataKey: "events.producer"] = "\(settings.producer)"
+        self.logger = logger
+    }
+
+    /// The last sequence applied (-1 before the consumer started).
+    public var position: Int64 { applied.withLock { $0 } }
+
+    private enum Input: Sendable {
+        case event(Event)
+        case heartbeat(Int64)
+        case tick
+    }
+
+    public func run() async throws {
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingNewest(100_000))
+        let endpoint = settings.eventsEndpoint
+        let logger = self.logger
+        let pump = try SocketPump(
+            name: "sub.\(settings.producer)",
+            setup: {
+                let socket = try Socket(.sub)
+                try socket.set(.receiveHighWaterMark(100_000))
+                try socket.set(.maxMessageSize(16 * 1024 * 1024))
+                try socket.set(.subscribe(Data()))
+                try socket.connect(endpoint)
+                return socket
+            },
+            onEvent: { event in
+                guard case .message(let frames) = event, frames.count == 2 else { return }
+                if frames[0] == Data(EventHeartbeat.topic.utf8) {
+                    if let hb = try? WireCoding.decode(EventHeartbeat.self, from: frames[1]) {
+                        continuation.yield(.heartbeat(hb.seq))
+                    }
+                } else if let event = try? WireCoding.decode(Event.self, from: frames[1]) {
+                    continuation.yield(.event(event))
+                } else {
+                    logger.warning("undecodable event dropped; it will be replayed")
+                }
+            })
+        defer { pump.stop() }
+
+        var position = try await start()
+        let pollInterval = settings.pollInterval
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelledOrShuttingDown {
+                    try? await Task.sleep(for: pollInterval)
+                    continuation.yield(.tick)
+                }
+            }
+            try await withGracefulShutdownHandler {
+                for await input in inputs {
+                    do {
+                        switch input {
+                        case .event(let event):
+                            if event.seq <= position { continue }  // a duplicate or an old one
+                            if event.seq == position + 1 {
+                                try await sink.apply([event])
+                                position = event.seq
+                            } else {
+                                position = try await catchUp(from: position)
+                            }
+                        case .heartbeat(let seq):
+                            if seq > position { position = try await catchUp(from: position) }
+                        case .tick:
+                            position = try await catchUp(from: position)
+                        }
+                        applied.withLock { $0 = position }
+                    } catch {
+                        // The producer is unreachable or a projection failed: keep the
+                        // position; the next heartbeat or tick tries again.
+                        logger.warning("applying events failed; will retry", metadata: ["error.detail": "\(error)"])
+                        if let stored = try? await sink.position() { position = stored }
+                    }
+                }
+            } onGracefulShutdown: {
+                continuation.finish()
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// The starting position: the sink's stored one (then catch up), or the producer's
+    /// current one for sinks that keep no history.
+    private func start() async throws -> Int64 {
+        while !Task.isCancelledOrShuttingDown {
+            do {
+                if let stored = try await sink.position() {
+                    let position = try await catchUp(from: stored)
+                    applied.withLock { $0 = position }
+                    return position
+                }
+                let answer = try await producerRPC.call(
+                    "events.since", EventsSince(after: Int64.max - 1, limit: 1), as: EventsSinceResult.self)
+                applied.withLock { $0 = answer.last }
+                return answer.last
+            } catch {
+                logger.info("waiting for the producer", metadata: ["error.detail": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        return 0
+    }
+
+    /// Replays everything after `position` from the producer; returns the new position.
+    private func catchUp(from position: Int64) async throws -> Int64 {
+        var position = position
+        while true {
+            let answer = try await producerRPC.call(
+                "events.since", EventsSince(after: position, limit: settings.batchSize), as: EventsSinceResult.self)
+            let events = answer.events.filter { $0.seq > position }
+            if events.isEmpty {
+                if answer.last < position {
+                    logger.error(
+                        "producer's sequence is behind this consumer's checkpoint (was its database replaced?)",
+                        metadata: ["events.position": "\(position)", "events.last": "\(answer.last)"])
+                }
+                return position
+            }
+            try await sink.apply(events)
+            position = try await sink.position() ?? events.last!.seq
+            applied.withLock { $0 = position }
+            if answer.events.count < settings.batchSize { return position }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+// Routes: method name → typed handler. Handlers take Codable bodies and never see sockets.
+// Reads run concurrently; writes run inside the service's group-committed transaction with
+// idempotency handled here, once, for every service.
+import Foundation
+import GRDB
+import Logging
+import Storage
+import Wire
+
+/// Who a request acts for, resolved from its session token.
+public struct Principal: Codable, Sendable, Equatable {
+    public var userId: String
+    public var username: String
+    public var sessionId: String
+
+    public init(userId: String, username: String, sessionId: String) {
+        self.userId = userId
+        self.username = username
+        self.sessionId = sessionId
+    }
+}
+
+/// Who may call a method.
+public enum Access: String, Sendable, Codable {
+    /// A valid session token is required; `context.principal` is set.
+    case user
+    /// No token needed (register, login, `$srv.*`, `events.since`).
+    case `public`
+}
+
+public struct RequestContext: Sendable {
+    public let requestId: String
+    public let method: String
+    public let token: String?
+    public let idempotencyKey: String?
+    public let deadline: ContinuousClock.Instant?
+    public let principal: Principal?
+    public let receivedAt: Date
+    public var logger: Logger
+
+    public init(
+        requestId: String, method: String, token: String?, idempotencyKey: String?,
+        deadline: ContinuousClock.Instant?, principal: Principal?, receivedAt: Date = Date(), logger: Logger
+    ) {
+        self.requestId = requestId
+        self.method = method
+        self.token = token
+        self.idempotencyKey = idempotencyKey
+        self.deadline = deadline
+        self.principal = principal
+        self.receivedAt = receivedAt
+        self.logger = logger
+    }
+
+    /// The caller's user id; only nil on `.public` methods.
+    public var userId: String {
+        guard let principal else { preconditionFailure("userId read on a public method") }
+        return principal.userId
+    }
+
+    /// Throws `deadline_exceeded` when the caller has stopped waiting.
+    public func checkDeadline() throws {
+        if let deadline, ContinuousClock().now >= deadline {
+            throw ServiceError(.deadlineExceeded, "the caller's deadline passed before the request could run")
+        }
+    }
+}
+
+public struct Route: Sendable {
+    public let method: String
+    public let access: Access
+    public let kind: Kind
+    /// Largest request frame this method accepts, in bytes.
+    public let maxBytes: Int
+    /// Runs the handler on the request frame; returns the result's JSON.
+    let handle: @Sendable (_ frame: Data, _ context: RequestContext) async throws -> Data
+
+    public enum Kind: String, Sendable, Codable {
+        case read, write
+    }
+}
+
+public struct Router: Sendable {
+    /// Default request size limit for a method (photo methods ask for more).
+    public static let defaultMaxBytes = 256 * 1024
+
+    public private(set) var routes: [String: Route] = [:]
+    let commits: GroupCommitter?
+
+    /// - Parameter commits: the service's group committer; required for `write` routes.
+    public init(commits: GroupCommitter? = nil) {
+        self.commits = commits
+    }
+
+    /// A method that changes nothing (or manages its own writes).
+    public mutating func read<Body: Decodable & Sendable, Result: Encodable & Sendable>(
+        _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
+    ) {
+        add(
+            Route(method: method, access: access, kind: .read, maxBytes: maxBytes) { frame, context in
+                let body = try Self.decodeBody(Body.self, from: frame)
+                return try WireCoding.encode(try await handler(body, context))
+            })
+    }
+
+    /// A write: runs inside the next group-committed transaction, idempotent by key.
+    public mutating func write<Body: Decodable & Sendable, Result: Encodable & Sendable>(
+        _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        _ handler: @escaping @Sendable (Body, RequestContext, Database) throws -> Result
+    ) {
+        write(method, access: access, maxBytes: maxBytes, prepare: { body, _ in body }, handler)
+    }
+
+    /// A write with slow preparation outside the transaction (hashing a password, making a
+    /// thumbnail); `commit` then runs inside the group-committed transaction.
+    public mutating func write<Body: Decodable & Sendable, Prepared: Sendable, Result: Encodable & Sendable>(
+        _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
+        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result
+    ) {
+        guard let commits else { preconditionFailure("write route \(method) needs a GroupCommitter") }
+        add(
+            Route(method: method, access: access, kind: .write, maxBytes: maxBytes) { frame, context in
+                let body = try Self.decodeBody(Body.self, from: frame)
+                let requestHash = try Self.requestHash(method: method, frame: frame)
+                let principal = context.principal?.userId ?? ""
+                let key = context.idempotencyKey
+                // A retry whose first attempt committed is answered without preparing again.
+                if let key {
+                    let lookup = try await commits.writer.read { db in
+                        try Idempotency.lookup(db, principal: principal, key: key, requestHash: requestHash)
+                    }
+                    if case .replay(let stored) = lookup { return stored }
+                }
+                let prepared = try await prepare(body, context)
+                return try await commits.write { db in
+                    if let key,
+                        case .replay(let stored) = try Idempotency.lookup(
+                            db, principal: principal, key: key, requestHash: requestHash)
+                    {
+                        return stored
+                    }
+                    try context.checkDeadline()
+                    let encoded = try WireCoding.encode(try commit(prepared, context, db))
+                    if let key {
+                        try Idempotency.record(
+                            db, principal: principal, key: key, requestHash: requestHash, method: method,
+                            result: encoded)
+                    }
+                    return encoded
+                }
+            })
+    }
+
+    public mutating func add(_ route: Route) {
+        precondition(routes[route.method] == nil, "method \(route.method) registered twice")
+        precondition(!route.method.hasPrefix("$srv."), "$srv.* methods belong to the runtime")
+        routes[route.method] = route
+    }
+
+    static func decodeBody<Body: Decodable>(_ type: Body.Type, from frame: Data) throws -> Body {
+        do {
+            if Body.self == Empty.self {
+                return Empty() as! Body
+            }
+            // A missing or null body is read as `{}`, so the error names the missing field.
+            if let body = try WireCoding.decoder.decode(OptionalBody<Body>.self, from: frame).body {
+                return body
+            }
+            return try WireCoding.decoder.decode(Body.self, from: Data("{}".utf8))
+        } catch let error as DecodingError {
+            throw ServiceError(.invalidArgument, WireCoding.describe(error), field: WireCoding.field(of: error))
+        }
+    }
+
+    /// A hash of the method and the body in canonical form (keys sorted), so that the same
+    /// request written with other whitespace or key order is still "the same body".
+    static func requestHash(method: String, frame: Data) throws -> String {
+        let body = (try? WireCoding.decoder.decode(RequestBody<JSONValue>.self, from: frame).body) ?? .null
+        return Crypto.sha256Hex(method + "\n" + body.jsonText)
+    }
+}
+
+private struct OptionalBody<Body: Decodable>: Decodable {
+    var body: Body?
+}

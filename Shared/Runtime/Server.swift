@@ -1,0 +1,138 @@
+// The ZeroMQ face of a service: a ROUTER socket on its own thread (SocketPump) feeding a
+// task group that runs the dispatcher. Accepts both DEALER-style [identity, payload] and
+// REQ-style [identity, "", payload] envelopes and answers with the same envelope. On
+// SIGTERM/SIGINT it stops taking requests, lets in-flight ones finish, then closes.
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Wire
+import ZMQ
+
+public struct ServerSettings: Sendable {
+    public var endpoint: String
+    /// Requests handled at once; beyond this a request is answered `resource_exhausted`.
+    public var maxInFlight: Int
+    public var highWaterMark: Int32
+
+    public init(endpoint: String, maxInFlight: Int = 4096, highWaterMark: Int32 = 10_000) {
+        self.endpoint = endpoint
+        self.maxInFlight = maxInFlight
+        self.highWaterMark = highWaterMark
+    }
+}
+
+public final class ServiceServer: Service, Sendable {
+    public let dispatcher: Dispatcher
+    public let settings: ServerSettings
+    let logger: Logger
+    private let boundEndpoint = Mutex<String?>(nil)
+
+    public init(dispatcher: Dispatcher, settings: ServerSettings, logger: Logger) {
+        self.dispatcher = dispatcher
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// The endpoint actually bound (resolves `tcp://127.0.0.1:*`), once running.
+    public var endpoint: String? { boundEndpoint.withLock { $0 } }
+
+    public func run() async throws {
+        let (incoming, continuation) = AsyncStream.makeStream(of: [Data].self)
+        let endpoint = settings.endpoint
+        // The hard frame limit: libzmq drops a larger frame's connection before we read it.
+        // Every route's own (smaller) limit is checked with a clear error in the dispatcher.
+        let hardLimit = Int64(dispatcher.largestRequest) + 64 * 1024
+        let hwm = settings.highWaterMark
+        let logger = self.logger
+        try Self.prepareIPC(endpoint)
+        let pump = try SocketPump(
+            name: dispatcher.descriptor.name,
+            setup: {
+                let socket = try Socket(.router)
+                try socket.set(.routerMandatory(true))
+                try socket.set(.maxMessageSize(hardLimit))
+                try socket.set(.sendHighWaterMark(hwm))
+                try socket.set(.receiveHighWaterMark(hwm))
+                try socket.set(.linger(milliseconds: 100))
+                try socket.bind(endpoint)
+                return socket
+            },
+            onEvent: { event in
+                switch event {
+                case .message(let frames): continuation.yield(frames)
+                case .dropped(_, let reason):
+                    logger.debug("reply dropped", metadata: ["zmq.reason": "\(reason)"])
+                case .failed(let reason):
+                    logger.error("socket failed", metadata: ["zmq.reason": "\(reason)"])
+                    continuation.finish()
+                case .delivered: break
+                }
+            })
+        defer { pump.stop() }
+        boundEndpoint.withLock { $0 = endpoint }
+        dispatcher.setEndpoint(endpoint)
+        logger.info("listening", metadata: ["service.endpoint": "\(endpoint)", "service.name": "\(dispatcher.descriptor.name)"])
+
+        let inFlight = Counter()
+        let maxInFlight = settings.maxInFlight
+        let dispatcher = self.dispatcher
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for await frames in incoming {
+                    guard let (envelope, payload) = Self.split(frames) else {
+                        logger.debug("malformed envelope dropped", metadata: ["zmq.frames": "\(frames.count)"])
+                        continue
+                    }
+                    if inFlight.increment() > maxInFlight {
+                        inFlight.decrement()
+                        let busy = Dispatcher.encodeError(
+                            id: Dispatcher.salvageId(payload),
+                            ServiceError(.resourceExhausted, "\(dispatcher.descriptor.name) is at capacity; retry shortly"))
+                        pump.send(envelope + [busy], expires: .now + .seconds(5))
+                        continue
+                    }
+                    group.addTask {
+                        let reply = await dispatcher.handle(payload)
+                        pump.send(envelope + [reply], expires: .now + .seconds(5))
+                        inFlight.decrement()
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            logger.info("shutting down: finishing requests in flight")
+            continuation.finish()
+        }
+        // Give the last replies a moment to leave before the socket closes.
+        try? await Task.sleep(for: .milliseconds(50))
+        logger.info("stopped")
+    }
+
+    /// [identity, payload] or [identity, "", payload] → (envelope to echo, payload).
+    static func split(_ frames: [Data]) -> ([Data], Data)? {
+        switch frames.count {
+        case 2: return ([frames[0]], frames[1])
+        case 3 where frames[1].isEmpty: return ([frames[0], frames[1]], frames[2])
+        default: return nil
+        }
+    }
+
+    /// For `ipc://` endpoints: make the directory (owner-only) and remove a stale socket
+    /// file left by a crashed process, so a restart can bind again.
+    static func prepareIPC(_ endpoint: String) throws {
+        guard endpoint.hasPrefix("ipc://") else { return }
+        let path = String(endpoint.dropFirst("ipc://".count))
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if FileManager.default.fileExists(atPath: path) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+}
+
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
+    func decrement() { value.subtract(1, ordering: .relaxed) }
+}

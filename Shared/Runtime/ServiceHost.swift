@@ -1,0 +1,117 @@
+// What every service process is made of, assembled once: its database with group commit,
+// the event publisher fed after each commit, the dispatcher, the ZeroMQ server, consumers
+// of other services' events, and a ServiceGroup that stops all of it on SIGTERM/SIGINT.
+// A service library builds its routes on a `ServiceHost`; its executable's main is only
+// configuration and `run`.
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+import Storage
+import Synchronization
+import Wire
+
+public final class ServiceHost: Sendable {
+    public let descriptor: ServiceDescriptor
+    public let logger: Logger
+    public let database: any DatabaseWriter
+    public let commits: GroupCommitter
+    /// Set when the service publishes events (an events endpoint was given).
+    public let publisher: EventPublisher?
+
+    /// - Parameters:
+    ///   - eventsEndpoint: where to publish the outbox; nil publishes nothing (in-process
+    ///     tests read events with `events.since` instead).
+    public init(
+        descriptor: ServiceDescriptor, database settings: DatabaseSettings, migrator: DatabaseMigrator,
+        eventsEndpoint: String?, logger: Logger
+    ) throws {
+        self.descriptor = descriptor
+        var logger = logger
+        logger[metadataKey: "service.name"] = "\(descriptor.name)"
+        self.logger = logger
+        let database = try ServiceDatabase.open(settings, migrator: migrator)
+        self.database = database
+        let publisher = try eventsEndpoint.map {
+            try EventPublisher(service: descriptor.name, endpoint: $0, reader: database, logger: logger)
+        }
+        self.publisher = publisher
+        commits = GroupCommitter(writer: database) { _ in publisher?.publishPending() }
+    }
+
+    /// A router whose write routes commit through this host's group committer.
+    public func makeRouter() -> Router { Router(commits: commits) }
+
+    public func dispatcher(router: Router, sessions: (any SessionResolver)?) -> Dispatcher {
+        Dispatcher(descriptor: descriptor, router: router, sessions: sessions, events: database, logger: logger)
+    }
+
+    /// Everything to run for this service: its server, its publisher's heartbeat, `extra`
+    /// (consumers, fetch loops).
+    public func services(dispatcher: Dispatcher, endpoint: String, extra: [any Service] = []) -> [any Service] {
+        var services: [any Service] = [ServiceServer(dispatcher: dispatcher, settings: ServerSettings(endpoint: endpoint), logger: logger)]
+        if let publisher { services.append(publisher) }
+        services.append(contentsOf: extra)
+        return services
+    }
+
+    /// A consumer of another service's events, applied to this service's database.
+    public func consumer(
+        of producer: String, configuration: StackConfiguration,
+        handler: @escaping @Sendable (Database, Event) throws -> Void
+    ) throws -> EventConsumer {
+        let client = try ServiceClient(service: producer, endpoint: configuration.endpoint(producer))
+        return EventConsumer(
+            settings: .init(producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer)),
+            producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, handler: handler),
+            logger: logger)
+    }
+}
+
+/// Sessions for a service other than auth: the cache plus the consumer of auth's events
+/// that keeps it honest. Add `consumer` to the service's `extra` services.
+public struct AuthSessions: Sendable {
+    public let cache: SessionCache
+    public let consumer: EventConsumer
+
+    public init(configuration: StackConfiguration, logger: Logger) throws {
+        let client = try ServiceClient(service: "auth", endpoint: configuration.endpoint("auth"))
+        cache = SessionCache(auth: client)
+        consumer = EventConsumer(
+            settings: .init(producer: "auth", eventsEndpoint: configuration.eventsEndpoint("auth"), pollInterval: .seconds(2)),
+            producerRPC: client, sink: cache, logger: logger)
+    }
+}
+
+public enum ServiceMain {
+    /// Reads the stack configuration, sets up logging, builds the service and runs it until
+    /// SIGTERM or SIGINT. Exits non-zero with a one-line reason if it cannot start.
+    public static func run(
+        _ name: String, build: (StackConfiguration, Logger) async throws -> [any Service]
+    ) async {
+        do {
+            let configuration = try StackConfiguration.load()
+            let logger = bootstrapLogging(name, level: configuration.logLevel)
+            let services = try await build(configuration, logger)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: services.map { .init(service: $0) },
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            try await group.run()
+        } catch {
+            FileHandle.standardError.write(Data("\(name): cannot start: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    public static func bootstrapLogging(_ label: String, level: String) -> Logger {
+        let parsed = Logger.Level(rawValue: level) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = parsed
+            return handler
+        }
+        return Logger(label: label)
+    }
+}

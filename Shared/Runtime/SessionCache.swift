@@ -1,0 +1,109 @@
+// How a service other than auth learns who a token belongs to without a round trip to auth
+// on the hot path: validated tokens are cached (by their SHA-256, never in clear) for a
+// short time-to-live, and auth's `session.revoked` / `user.deleted` events evict them at
+// once. Auth heartbeats every 200 ms, so a lost revocation is noticed and replayed within
+// that; a logout is therefore refused everywhere well within one second.
+import Foundation
+import Logging
+import Storage
+import Synchronization
+import Wire
+
+public final class SessionCache: SessionResolver, EventSink, Sendable {
+    struct Entry {
+        var principal: Principal
+        var expires: ContinuousClock.Instant
+    }
+
+    let auth: any Transport
+    let ttl: Duration
+    let capacity: Int
+    private let entries = Mutex<[String: Entry]>([:])
+
+    /// - Parameters:
+    ///   - auth: how to reach the auth service (`auth.whoami` validates a token).
+    ///   - ttl: the longest a validated token is trusted without asking auth again,
+    ///     should every revocation event and heartbeat be lost.
+    public init(auth: any Transport, ttl: Duration = .seconds(30), capacity: Int = 100_000) {
+        self.auth = auth
+        self.ttl = ttl
+        self.capacity = capacity
+    }
+
+    public func resolve(token: String) async throws -> Principal {
+        let key = Crypto.sha256Hex(token)
+        let now = ContinuousClock().now
+        if let cached = entries.withLock({ $0[key] }), cached.expires > now {
+            return cached.principal
+        }
+        let principal: Principal
+        do {
+            principal = try await auth.call(
+                "auth.whoami", Empty(), as: Principal.self, options: CallOptions(token: token, timeout: .seconds(2)))
+        } catch let error as ServiceError where error.code == .unavailable || error.code == .deadlineExceeded {
+            throw ServiceError(.unavailable, "cannot check the session: the auth service is not answering")
+        }
+        entries.withLock {
+            if $0.count >= capacity { $0.removeAll() }
+            $0[key] = Entry(principal: principal, expires: now + ttl)
+        }
+        return principal
+    }
+
+    /// Forgets every cached session (used when events could not be replayed).
+    public func clear() { entries.withLock { $0.removeAll() } }
+
+    // MARK: EventSink (auth's events)
+
+    public func position() async throws -> Int64? { nil }
+
+    public func apply(_ events: [Event]) async throws {
+        for event in events {
+            switch event.type {
+            case AuthEvents.sessionRevoked:
+                let revoked = try event.decode(AuthEvents.SessionRevoked.self)
+                let ids = Set(revoked.sessionIds)
+                entries.withLock { $0 = $0.filter { !ids.contains($0.value.principal.sessionId) } }
+            case AuthEvents.userDeleted:
+                let deleted = try event.decode(AuthEvents.UserDeleted.self)
+                entries.withLock { $0 = $0.filter { $0.value.principal.userId != deleted.userId } }
+            default:
+                break
+            }
+        }
+    }
+}
+
+/// The events auth publishes, shared so every consumer decodes the same shapes.
+public enum AuthEvents {
+    public static let sessionRevoked = "session.revoked"
+    public static let userDeleted = "user.deleted"
+    public static let userRegistered = "user.registered"
+
+    public struct SessionRevoked: Codable, Sendable {
+        public var userId: String
+        public var sessionIds: [String]
+        /// `logout`, `password_changed`, `account_deleted`
+        public var reason: String
+
+        public init(userId: String, sessionIds: [String], reason: String) {
+            self.userId = userId
+            self.sessionIds = sessionIds
+            self.reason = reason
+        }
+    }
+
+    public struct UserDeleted: Codable, Sendable {
+        public var userId: String
+        public init(userId: String) { self.userId = userId }
+    }
+
+    public struct UserRegistered: Codable, Sendable {
+        public var userId: String
+        public var username: String
+        public init(userId: String, username: String) {
+            self.userId = userId
+            self.username = username
+        }
+    }
+}

@@ -1,0 +1,133 @@
+// Group commit: writes that arrive while a transaction is being committed wait, and the
+// next transaction takes all of them at once. Each write runs in its own savepoint, so a
+// write that fails (a validation error) is rolled back alone while the others commit.
+// Callers are resumed only after the COMMIT returned: an acknowledged write is durable.
+//
+// Blocking SQLite work runs on one serial dispatch queue, never on Swift's cooperative pool.
+import Dispatch
+import Foundation
+import GRDB
+import Synchronization
+
+public final class GroupCommitter: Sendable {
+    private final class Job: @unchecked Sendable {
+        // Touched only on the commit queue, then handed to `finish` once.
+        let run: (Database) throws -> Void
+        let finish: (Result<Void, any Error>) -> Void
+        var outcome: Result<Void, any Error> = .success(())
+        init(run: @escaping (Database) throws -> Void, finish: @escaping (Result<Void, any Error>) -> Void) {
+            self.run = run
+            self.finish = finish
+        }
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        var draining = false
+    }
+
+    public let writer: any DatabaseWriter
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "logbook.group-commit")
+    private let maxBatch: Int
+    private let afterCommit: @Sendable (_ batchSize: Int) -> Void
+    private let stats = Mutex(Stats())
+
+    public struct Stats: Sendable {
+        public var transactions = 0
+        public var writes = 0
+        public var largestBatch = 0
+    }
+
+    /// - Parameter afterCommit: called on the commit queue after each successful commit
+    ///   (the event publisher hooks in here to send what the outbox just received).
+    public init(
+        writer: any DatabaseWriter, maxBatch: Int = 512,
+        afterCommit: @escaping @Sendable (_ batchSize: Int) -> Void = { _ in }
+    ) {
+        self.writer = writer
+        self.maxBatch = maxBatch
+        self.afterCommit = afterCommit
+    }
+
+    public var statistics: Stats { stats.withLock { $0 } }
+
+    /// Runs `work` inside the next group transaction and returns its result after COMMIT.
+    public func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let box = ResultBox<T>()
+            let job = Job(
+                run: { db in box.value = try work(db) },
+                finish: { outcome in
+                    switch outcome {
+                    case .success:
+                        if let value = box.value {
+                            continuation.resume(returning: value)
+                        } else {
+                            continuation.resume(throwing: CancellationError())
+                        }
+                    case .failure(let error):
+                        continuation.resume(throwing: error)
+                    }
+                })
+            let startDrain = state.withLock { state -> Bool in
+                state.jobs.append(job)
+                if state.draining { return false }
+                state.draining = true
+                return true
+            }
+            if startDrain { queue.async { self.drain() } }
+        }
+    }
+
+    private func drain() {
+        while true {
+            let batch = state.withLock { state -> [Job] in
+                let count = min(state.jobs.count, maxBatch)
+                let batch = Array(state.jobs.prefix(count))
+                state.jobs.removeFirst(count)
+                if batch.isEmpty { state.draining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Job]) {
+        do {
+            try writer.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    for job in batch {
+                        do {
+                            try db.inSavepoint {
+                                try job.run(db)
+                                return .commit
+                            }
+                            job.outcome = .success(())
+                        } catch {
+                            job.outcome = .failure(error)
+                            // A savepoint failure that broke the transaction itself aborts the batch.
+                            if !db.isInsideTransaction { throw error }
+                        }
+                    }
+                    return .commit
+                }
+            }
+        } catch {
+            for job in batch { job.finish(.failure(error)) }
+            return
+        }
+        stats.withLock {
+            $0.transactions += 1
+            $0.writes += batch.count
+            $0.largestBatch = max($0.largestBatch, batch.count)
+        }
+        for job in batch { job.finish(job.outcome) }
+        afterCommit(batch.count)
+    }
+}
+
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}

@@ -1,0 +1,126 @@
+// The event outbox: an event is written in the same SQLite transaction as the change it
+// describes, numbered by a per-service sequence, then published. Consumers replay what
+// they missed with `events.since`. The outbox keeps every event, so a consumer whose
+// database was wiped can rebuild from sequence 0.
+import Foundation
+import GRDB
+import Wire
+
+/// One event as it travels: published on PUB and returned by `events.since`.
+public struct Event: Codable, Sendable, Equatable {
+    /// The producing service's sequence number (1, 2, 3, … with no gaps).
+    public var seq: Int64
+    /// Dotted type: `session.revoked`, `user.deleted`, `fillup.created`, …
+    public var type: String
+    /// The user the event is about, when it is about one.
+    public var userId: String?
+    public var at: Date
+    public var data: JSONValue
+
+    public init(seq: Int64, type: String, userId: String?, at: Date, data: JSONValue) {
+        self.seq = seq
+        self.type = type
+        self.userId = userId
+        self.at = at
+        self.data = data
+    }
+
+    /// Decodes the payload as a typed value.
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T { try data.decode(T.self) }
+}
+
+public enum Outbox {
+    /// Appends an event inside the caller's transaction; returns its sequence number.
+    @discardableResult
+    public static func append(
+        _ db: Database, type: String, userId: String?, data: some Encodable, at: Date = Date()
+    ) throws -> Int64 {
+        let payload = try WireCoding.encode(data)
+        try db.execute(
+            sql: "INSERT INTO outbox (type, userId, at, data) VALUES (?, ?, ?, ?)",
+            arguments: [type, userId, at.timeIntervalSince1970, payload])
+        return db.lastInsertedRowID
+    }
+
+    /// Events with a sequence number above `after`, oldest first, at most `limit`.
+    public static func since(_ db: Database, after: Int64, limit: Int) throws -> [Event] {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT seq, type, userId, at, data FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+            arguments: [after, limit])
+        return try rows.map { row in
+            let data: Data = row["data"]
+            return Event(
+                seq: row["seq"], type: row["type"], userId: row["userId"],
+                at: Date(timeIntervalSince1970: row["at"]),
+                data: try JSONDecoder().decode(JSONValue.self, from: data))
+        }
+    }
+
+    /// The highest sequence number written so far (0 when none).
+    public static func lastSequence(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox") ?? 0
+    }
+}
+
+/// A consumer's position in a producer's event stream, stored in the consumer's database in
+/// the same transaction as the projection it updates.
+public enum Checkpoint {
+    public static func get(_ db: Database, producer: String) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM eventCheckpoint WHERE producer = ?", arguments: [producer]) ?? 0
+    }
+
+    public static func set(_ db: Database, producer: String, seq: Int64) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO eventCheckpoint (producer, seq) VALUES (?, ?)
+                ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq
+                """,
+            arguments: [producer, seq])
+    }
+}
+
+/// Idempotent writes: the first result for (principal, key) is kept with a hash of the
+/// request; the same key and request returns that result again, the same key with a
+/// different request is refused with `already_exists`.
+public enum Idempotency {
+    public enum Lookup: Sendable {
+        case new
+        case replay(Data)
+    }
+
+    public static func lookup(
+        _ db: Database, principal: String, key: String, requestHash: String
+    ) throws -> Lookup {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT requestHash, method, result FROM idempotency WHERE principal = ? AND key = ?",
+                arguments: [principal, key])
+        else { return .new }
+        let storedHash: String = row["requestHash"]
+        guard storedHash == requestHash else {
+            let method: String = row["method"]
+            throw ServiceError(
+                .alreadyExists,
+                "idempotency key \"\(key)\" was already used for a different request (\(method))",
+                field: "idempotencyKey")
+        }
+        return .replay(row["result"])
+    }
+
+    public static func record(
+        _ db: Database, principal: String, key: String, requestHash: String, method: String, result: Data,
+        at: Date = Date()
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO idempotency (principal, key, requestHash, method, result, createdAt)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [principal, key, requestHash, method, result, at.timeIntervalSince1970])
+    }
+
+    /// Forgets everything a user's keys recorded (account deletion).
+    public static func purge(_ db: Database, principal: String) throws {
+        try db.execute(sql: "DELETE FROM idempotency WHERE principal = ?", arguments: [principal])
+    }
+}

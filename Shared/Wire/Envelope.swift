@@ -1,0 +1,208 @@
+// Wire protocol v1 (docs/protocol.md): one UTF-8 JSON frame per request and per reply.
+//   request: {"v":1,"id":"…","method":"records.fillup.add","token":"…",
+//             "idempotencyKey":"…","deadlineMs":3000,"body":{…}}
+//   reply:   {"v":1,"id":"…","ok":true,"result":{…}}
+//            {"v":1,"id":"…","ok":false,"error":{"code":"…","message":"…","field":"…"}}
+import Foundation
+
+public enum Protocol {
+    public static let version = 1
+}
+
+/// Everything in a request except its body. Decoded first, so a request with a body of the
+/// wrong shape can still be answered with its own id.
+public struct RequestHeader: Codable, Sendable {
+    public var v: Int
+    public var id: String
+    public var method: String
+    public var token: String?
+    public var idempotencyKey: String?
+    /// The time the caller will wait for this request, in milliseconds from sending.
+    public var deadlineMs: Int?
+
+    public init(
+        v: Int = Protocol.version, id: String, method: String, token: String? = nil,
+        idempotencyKey: String? = nil, deadlineMs: Int? = nil
+    ) {
+        self.v = v
+        self.id = id
+        self.method = method
+        self.token = token
+        self.idempotencyKey = idempotencyKey
+        self.deadlineMs = deadlineMs
+    }
+}
+
+/// A whole request with a typed body (used to encode requests, and to decode bodies).
+public struct Request<Body: Codable & Sendable>: Codable, Sendable {
+    public var v: Int
+    public var id: String
+    public var method: String
+    public var token: String?
+    public var idempotencyKey: String?
+    public var deadlineMs: Int?
+    public var body: Body
+
+    public init(header: RequestHeader, body: Body) {
+        v = header.v
+        id = header.id
+        method = header.method
+        token = header.token
+        idempotencyKey = header.idempotencyKey
+        deadlineMs = header.deadlineMs
+        self.body = body
+    }
+}
+
+/// Only the body of a request (decoding skips the header fields).
+public struct RequestBody<Body: Decodable>: Decodable {
+    public var body: Body
+}
+
+/// A reply whose result is left as JSON: what clients decode first.
+public struct Reply: Codable, Sendable {
+    public var v: Int
+    public var id: String
+    public var ok: Bool
+    public var result: JSONValue?
+    public var error: ServiceError?
+
+    public init(id: String, result: JSONValue) {
+        v = Protocol.version
+        self.id = id
+        ok = true
+        self.result = result
+        error = nil
+    }
+
+    public init(id: String, error: ServiceError) {
+        v = Protocol.version
+        self.id = id
+        ok = false
+        result = nil
+        self.error = error
+    }
+}
+
+/// A successful reply with a typed result (what services encode).
+public struct TypedReply<Result: Encodable>: Encodable {
+    public var v = Protocol.version
+    public var id: String
+    public var ok = true
+    public var result: Result
+
+    public init(id: String, result: Result) {
+        self.id = id
+        self.result = result
+    }
+}
+
+/// A body with no fields: `{}`.
+public struct Empty: Codable, Sendable, Equatable {
+    public init() {}
+}
+
+/// Shared JSON settings: dates as ISO-8601 with an offset, sorted keys.
+public enum WireCoding {
+    public static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(WireTime.format(date))
+        }
+        return encoder
+    }
+
+    public static var prettyEncoder: JSONEncoder {
+        let encoder = Self.encoder
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    public static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = WireTime.parse(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container,
+                    debugDescription: "expected an ISO-8601 time with an offset, like 2026-05-01T14:45:00Z (got \"\(text)\")")
+            }
+            return date
+        }
+        return decoder
+    }
+
+    public static func encode(_ value: some Encodable) throws -> Data {
+        try encoder.encode(value)
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try decoder.decode(type, from: data)
+    }
+
+    /// A decoding failure in words a person can act on, with the field's dotted path.
+    public static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(path(context)): expected \(typeName(type))"
+        case .valueNotFound(let type, let context):
+            return "\(path(context)): expected \(typeName(type)), got null"
+        case .keyNotFound(let key, let context):
+            let parent = path(context)
+            return parent == "body" || parent.isEmpty
+                ? "\(key.stringValue): is required" : "\(parent).\(key.stringValue): is required"
+        case .dataCorrupted(let context):
+            let reason = context.debugDescription
+            let at = path(context)
+            return at.isEmpty ? reason : "\(at): \(reason)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    /// The dotted path of the field a decoding error is about (without the leading "body").
+    public static func field(of error: any Error) -> String? {
+        guard let error = error as? DecodingError else { return nil }
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            let p = path(context)
+            return p.isEmpty ? nil : p
+        case .keyNotFound(let key, let context):
+            let p = path(context)
+            return p.isEmpty ? key.stringValue : "\(p).\(key.stringValue)"
+        @unknown default:
+            return nil
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        var parts: [String] = []
+        for key in context.codingPath {
+            if let index = key.intValue {
+                parts.append("[\(index)]")
+            } else {
+                parts.append(key.stringValue)
+            }
+        }
+        if parts.first == "body" { parts.removeFirst() }
+        return parts.reduce(into: "") { result, part in
+            if part.hasPrefix("[") || result.isEmpty { result += part } else { result += "." + part }
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type, is Int32.Type: "a whole number"
+        case is Double.Type, is Decimal.Type: "a number"
+        case is Bool.Type: "true or false"
+        case is Date.Type: "an ISO-8601 time"
+        default:
+            if "\(type)".hasPrefix("Array") { "an array" } else if "\(type)".hasPrefix("Dictionary") { "an object" } else { "a value of type \(type)" }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+// Ids, times and hashes shared by every service and the gateway.
+import CSodium
+import Foundation
+
+/// Ids are UUIDv7: 48 bits of Unix milliseconds then randomness, so they sort by creation.
+public enum ID {
+    public static func make(at date: Date = Date()) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        randomBytes(&bytes)
+        let ms = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        for i in 0..<6 { bytes[i] = UInt8((ms >> (8 * (5 - UInt64(i)))) & 0xFF) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x70  // version 7
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let i = hex.startIndex
+        func part(_ a: Int, _ b: Int) -> Substring { hex[hex.index(i, offsetBy: a)..<hex.index(i, offsetBy: b)] }
+        return "\(part(0, 8))-\(part(8, 12))-\(part(12, 16))-\(part(16, 20))-\(part(20, 32))"
+    }
+
+    /// True for the canonical lowercase 8-4-4-4-12 hex form.
+    public static func isValid(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (i, b) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(i) {
+                if b != UInt8(ascii: "-") { return false }
+            } else if !((b >= 48 && b <= 57) || (b >= 97 && b <= 102)) {
+                return false
+            }
+        }
+        return true
+    }
+}
+
+public enum Crypto {
+    static let initialized: Bool = sodium_init() >= 0
+
+    /// Cryptographically secure random bytes (libsodium).
+    public static func random(count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        randomBytes(&bytes)
+        return bytes
+    }
+
+    /// SHA-256 as lowercase hex.
+    public static func sha256Hex(_ data: Data) -> String {
+        precondition(initialized, "libsodium failed to initialize")
+        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        data.withUnsafeBytes { raw in
+            _ = crypto_hash_sha256(&out, raw.bindMemory(to: UInt8.self).baseAddress, UInt64(data.count))
+        }
+        return out.map { String(format: "%02x", $0) }.joined()
+    }
+
+    public static func sha256Hex(_ text: String) -> String { sha256Hex(Data(text.utf8)) }
+
+    /// URL-safe base64 without padding.
+    public static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Compares without leaking where two values differ.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return sodium_memcmp(a, b, a.count) == 0
+    }
+}
+
+private func randomBytes(_ bytes: inout [UInt8]) {
+    precondition(Crypto.initialized, "libsodium failed to initialize")
+    let count = bytes.count
+    bytes.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
+}
+
+/// Times on the wire: ISO-8601 with an offset; written in UTC with milliseconds when needed.
+public enum WireTime {
+    public static func format(_ date: Date) -> String {
+        let whole = date.timeIntervalSince1970.rounded(.down)
+        let ms = Int(((date.timeIntervalSince1970 - whole) * 1000).rounded())
+        var style = Date.ISO8601FormatStyle(timeZone: .gmt)
+        if ms > 0 && ms < 1000 {
+            style = style.time(includingFractionalSeconds: true)
+        }
+        return date.formatted(style)
+    }
+
+    /// Accepts `2026-05-01T14:45:00Z`, `2026-05-01T16:45:00+02:00`, and fractional seconds.
+    public static func parse(_ text: String) -> Date? {
+        let plain = Date.ISO8601FormatStyle(timeZone: .gmt)
+        if let d = try? plain.parse(text) { return d }
+        if let d = try? plain.time(includingFractionalSeconds: true).parse(text) { return d }
+        return nil
+    }
+}

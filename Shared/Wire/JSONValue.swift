@@ -1,0 +1,128 @@
+// Any JSON value, for the places that handle JSON they do not model: `logbook call`,
+// `$srv.*` answers, error details, event payloads passed through.
+import Foundation
+
+public enum JSONValue: Sendable, Equatable, Hashable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let dict) = self { return dict[key] }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    public var doubleValue: Double? {
+        if case .number(let n) = self { return n }
+        return nil
+    }
+
+    public var intValue: Int? {
+        if case .number(let n) = self, n.rounded() == n, abs(n) < 9.0e15 { return Int(n) }
+        return nil
+    }
+
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    /// Parses JSON text; throws `invalid_argument` with the parser's reason.
+    public static func parse(_ text: String) throws -> JSONValue {
+        try parse(Data(text.utf8))
+    }
+
+    public static func parse(_ data: Data) throws -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw ServiceError(.invalidArgument, "not valid JSON: \(WireCoding.describe(error))")
+        }
+    }
+
+    /// Converts any Encodable to a JSONValue (through its JSON form).
+    public static func from(_ value: some Encodable) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: WireCoding.encode(value))
+    }
+
+    /// Decodes this value as a Decodable type.
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try WireCoding.decoder.decode(T.self, from: WireCoding.encode(self))
+    }
+
+    /// Compact JSON text with sorted keys.
+    public var jsonText: String {
+        (try? String(decoding: WireCoding.encode(self), as: UTF8.self)) ?? "null"
+    }
+
+    /// Indented JSON text with sorted keys, for people.
+    public var prettyText: String {
+        (try? String(decoding: WireCoding.prettyEncoder.encode(self), as: UTF8.self)) ?? "null"
+    }
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let b = try? container.decode(Bool.self) {
+            self = .bool(b)
+        } else if let n = try? container.decode(Double.self) {
+            self = .number(n)
+        } else if let s = try? container.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? container.decode([JSONValue].self) {
+            self = .array(a)
+        } else if let o = try? container.decode([String: JSONValue].self) {
+            self = .object(o)
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a JSON value")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let b): try container.encode(b)
+        case .number(let n):
+            if n.rounded() == n, abs(n) < 9.0e15 { try container.encode(Int64(n)) } else { try container.encode(n) }
+        case .string(let s): try container.encode(s)
+        case .array(let a): try container.encode(a)
+        case .object(let o): try container.encode(o)
+        }
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(nilLiteral: ()) { self = .null }
+}

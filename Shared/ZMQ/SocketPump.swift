@@ -1,0 +1,232 @@
+// SocketPump: one ZeroMQ socket owned by one dedicated OS thread for its whole life,
+// bridged to Swift concurrency. Other threads hand it messages through a locked queue and
+// wake it with a pipe that zmq_poll watches beside the socket; received messages go out
+// through a callback (usually an AsyncStream continuation). Blocking calls therefore never
+// run on Swift's cooperative pool, and libzmq's one-thread-per-socket rule always holds.
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+public final class SocketPump: Sendable {
+    /// How the pump creates (and, on `reconnect`, re-creates) its socket, on its own thread.
+    public typealias Setup = @Sendable () throws -> Socket
+
+    public enum Event: Sendable {
+        /// A whole multipart message arrived.
+        case message([Data])
+        /// A message given with a tag was accepted by libzmq (queued to a connected peer).
+        case delivered(tag: String)
+        /// A message could not be sent and was dropped (peer gone, expired in the backlog).
+        case dropped(tag: String?, reason: String)
+        /// The socket could not be (re)created; the pump keeps trying on `reconnect`.
+        case failed(String)
+    }
+
+    private enum Command {
+        case send(frames: [Data], tag: String?, expires: ContinuousClock.Instant?)
+        case reconnect
+        case stop
+    }
+
+    private struct Queue {
+        var commands: [Command] = []
+        var stopped = false
+    }
+
+    private let queue = Mutex(Queue())
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let finished = DispatchSemaphore(value: 0)
+    private let ready = DispatchSemaphore(value: 0)
+    private let setupError = Mutex<String?>(nil)
+    public let name: String
+
+    /// Starts the thread and creates the socket on it. Throws if the first setup fails
+    /// (e.g. the endpoint cannot be bound), so a service learns at start-up, not later.
+    public init(name: String, setup: @escaping Setup, onEvent: @escaping @Sendable (Event) -> Void) throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw ZMQError(errno: errno, operation: "pipe") }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        self.name = name
+        let thread = Thread { [self] in self.loop(setup: setup, onEvent: onEvent) }
+        thread.name = "zmq.\(name)"
+        thread.start()
+        ready.wait()
+        if let message = setupError.withLock({ $0 }) {
+            stop()
+            throw PumpSetupError(message: message)
+        }
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Queues a message for the socket's thread. `expires` bounds how long a message that
+    /// cannot be sent yet (no peer connected, high-water mark) waits in the backlog.
+    public func send(_ frames: [Data], tag: String? = nil, expires: ContinuousClock.Instant? = nil) {
+        enqueue(.send(frames: frames, tag: tag, expires: expires))
+    }
+
+    /// Closes the socket and opens a fresh one (the Lazy Pirate pattern's remedy for a
+    /// peer that stopped answering); the backlog is discarded.
+    public func reconnect() { enqueue(.reconnect) }
+
+    /// Stops the thread and closes the socket; waits until it is done. Idempotent.
+    public func stop() {
+        let first = queue.withLock { state -> Bool in
+            if state.stopped { return false }
+            state.stopped = true
+            state.commands.append(.stop)
+            return true
+        }
+        guard first else { return }
+        wake()
+        finished.wait()
+    }
+
+    private func enqueue(_ command: Command) {
+        let accepted = queue.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.commands.append(command)
+            return true
+        }
+        if accepted { wake() }
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)  // EAGAIN means a wake-up is already pending: fine.
+    }
+
+    private func drainWakePipe() {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(wakeRead, &buffer, buffer.count) > 0 {}
+    }
+
+    // MARK: The socket's thread
+
+    private struct Pending {
+        var frames: [Data]
+        var tag: String?
+        var expires: ContinuousClock.Instant?
+    }
+
+    private func loop(setup: Setup, onEvent: @Sendable (Event) -> Void) {
+        defer { finished.signal() }
+        var socket: Socket?
+        do {
+            socket = try setup()
+        } catch {
+            setupError.withLock { $0 = "\(error)" }
+        }
+        ready.signal()
+        guard socket != nil else { return }
+
+        var backlog: [Pending] = []
+        let clock = ContinuousClock()
+        while true {
+            guard let current = socket else {
+                // Setup failed on reconnect: wait for the next command.
+                _ = try? waitForWake(timeoutMs: 100)
+                if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
+                continue
+            }
+            let timeout = backlog.isEmpty ? -1 : 5
+            let readiness: (socket: Bool, fd: Bool)
+            do {
+                readiness = try current.poll(timeoutMs: timeout, alsoFD: wakeRead)
+            } catch {
+                onEvent(.failed("\(error)"))
+                return
+            }
+            if readiness.socket {
+                // Read everything waiting, so one wake-up serves a burst.
+                while let frames = try? current.receive(dontWait: true) {
+                    onEvent(.message(frames))
+                }
+            }
+            if readiness.fd {
+                drainWakePipe()
+                if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
+            }
+            if !backlog.isEmpty, let current = socket {
+                let now = clock.now
+                backlog = backlog.compactMap { item in
+                    if let expires = item.expires, expires < now {
+                        onEvent(.dropped(tag: item.tag, reason: "expired before a peer could take it"))
+                        return nil
+                    }
+                    return trySend(item, on: current, onEvent: onEvent) ? nil : item
+                }
+            }
+        }
+    }
+
+    private func waitForWake(timeoutMs: Int32) throws {
+        var pfd = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+        _ = poll(&pfd, 1, timeoutMs)
+    }
+
+    /// Runs queued commands; returns true when the pump must stop.
+    private func processCommands(
+        socket: inout Socket?, backlog: inout [Pending], setup: Setup, onEvent: @Sendable (Event) -> Void
+    ) -> Bool {
+        let commands = queue.withLock { state -> [Command] in
+            defer { state.commands.removeAll(keepingCapacity: true) }
+            return state.commands
+        }
+        for command in commands {
+            switch command {
+            case .stop:
+                socket?.close()
+                socket = nil
+                return true
+            case .reconnect:
+                socket?.close()
+                socket = nil
+                backlog.removeAll()
+                do {
+                    socket = try setup()
+                } catch {
+                    onEvent(.failed("\(error)"))
+                }
+            case .send(let frames, let tag, let expires):
+                let item = Pending(frames: frames, tag: tag, expires: expires)
+                if let current = socket, backlog.isEmpty, trySend(item, on: current, onEvent: onEvent) {
+                    continue
+                }
+                backlog.append(item)
+            }
+        }
+        return false
+    }
+
+    /// True when the message left the backlog (sent, or dropped for good).
+    private func trySend(_ item: Pending, on socket: Socket, onEvent: @Sendable (Event) -> Void) -> Bool {
+        do {
+            guard try socket.send(item.frames, dontWait: true) else { return false }
+            if let tag = item.tag { onEvent(.delivered(tag: tag)) }
+            return true
+        } catch {
+            onEvent(.dropped(tag: item.tag, reason: "\(error)"))
+            return true
+        }
+    }
+}
+
+public struct PumpSetupError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
