@@ -1,0 +1,134 @@
+// Group commit, idempotency and the outbox, through the real dispatcher in process.
+import Foundation
+import GRDB
+import Logging
+import Runtime
+import Storage
+import Testing
+import Wire
+
+struct InProcess {
+    let host: ServiceHost
+    let transport: InProcessTransport
+
+    init(path: String? = nil) throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        host = try ServiceHost(
+            descriptor: ServiceDescriptor(name: "test"), database: DatabaseSettings(path: path),
+            migrator: TestService.migrator, eventsEndpoint: nil, logger: logger)
+        transport = InProcessTransport(host.dispatcher(router: TestService.router(host: host), sessions: FakeSessions()))
+    }
+
+    func count(_ table: String) throws -> Int {
+        try host.database.read { db in
+            switch table {
+            case "note": try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM note") ?? -1
+            case "outbox": try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") ?? -1
+            default: -1
+            }
+        }
+    }
+}
+
+@Suite struct StorageTests {
+    @Test func concurrentWritesShareTransactionsAndAFailureStaysAlone() async throws {
+        let service = try InProcess()
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    let text = i % 10 == 0 ? "" : "note \(i)"  // every tenth is invalid
+                    return (try? await service.transport.call("test.note.add", NoteBody(text: text), as: NoteResult.self)) != nil
+                }
+            }
+            var ok = 0
+            for await success in group where success { ok += 1 }
+            return ok
+        }
+        #expect(outcomes == 180)
+        #expect(try service.count("note") == 180)
+        #expect(try service.count("outbox") == 180, "one event per committed write, none for refused ones")
+        let stats = service.host.commits.statistics
+        #expect(stats.writes == 200)
+        #expect(stats.transactions < 200, "writes waiting together were committed together (\(stats.transactions) transactions)")
+    }
+
+    @Test func idempotencyKeyReturnsTheFirstResult() async throws {
+        let service = try InProcess()
+        let options = CallOptions(idempotencyKey: "same")
+        let first = try await service.transport.call("test.note.add", NoteBody(text: "a"), as: NoteResult.self, options: options)
+        // Same body written with other key order and spacing is the same request.
+        let replay = try await service.transport.reply(
+            "test.note.add", body: try JSONValue.parse(#"{ "text" : "a" }"#), options: options)
+        #expect(replay.result?["id"]?.stringValue == first.id)
+        #expect(try service.count("note") == 1)
+        let different = try await service.transport.reply("test.note.add", body: ["text": "b"], options: options)
+        #expect(different.error?.code == .alreadyExists)
+        #expect(different.error?.field == "idempotencyKey")
+        #expect(try service.count("note") == 1)
+        // An empty key is refused rather than silently ignored.
+        let empty = try await service.transport.reply("test.note.add", body: ["text": "b"], options: CallOptions(idempotencyKey: ""))
+        #expect(empty.error?.code == .invalidArgument)
+        #expect(try service.count("note") == 1)
+    }
+
+    @Test func eventsSinceReplaysTheOutboxInOrder() async throws {
+        let service = try InProcess()
+        for i in 1...7 {
+            _ = try await service.transport.call("test.note.add", NoteBody(text: "n\(i)"), as: NoteResult.self)
+        }
+        let all = try await service.transport.call("events.since", EventsSince(after: 0), as: EventsSinceResult.self)
+        #expect(all.events.map(\.seq) == Array(1...7))
+        #expect(all.last == 7)
+        #expect(all.events.allSatisfy { $0.type == "note.created" })
+        #expect(all.events[2].data["text"]?.stringValue == "n3")
+        let page = try await service.transport.call("events.since", EventsSince(after: 3, limit: 2), as: EventsSinceResult.self)
+        #expect(page.events.map(\.seq) == [4, 5])
+        let bad = try await service.transport.reply("events.since", body: ["after": -1])
+        #expect(bad.error?.code == .invalidArgument)
+        #expect(bad.error?.field == "after")
+    }
+
+    @Test func aLateConsumerReplaysEverythingExactlyOnce() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        // A producer over real ZeroMQ that already wrote events before the consumer started.
+        try await withRunningService { endpoint, host, dir in
+            let client = try ServiceClient(service: "test", endpoint: endpoint)
+            for i in 1...5 {
+                _ = try await client.call("test.note.add", NoteBody(text: "early \(i)"), as: NoteResult.self)
+            }
+            // The consumer: its own database, a projection counting notes, a checkpoint.
+            var migrator = DatabaseMigrator()
+            migrator.registerMigration("v1") { db in
+                try db.execute(sql: "CREATE TABLE seen (seq INTEGER PRIMARY KEY, text TEXT NOT NULL)")
+            }
+            let consumerDB = try ServiceDatabase.open(DatabaseSettings(path: scratch.path + "/consumer.sqlite"), migrator: migrator)
+            let sink = DatabaseEventSink(producer: "test", writer: consumerDB) { db, event in
+                // A plain INSERT: applying an event twice would fail the PRIMARY KEY.
+                try db.execute(sql: "INSERT INTO seen (seq, text) VALUES (?, ?)", arguments: [event.seq, event.data["text"]?.stringValue ?? ""])
+            }
+            var logger = Logger(label: "consumer")
+            logger.logLevel = .critical
+            let consumer = EventConsumer(
+                settings: .init(producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock", pollInterval: .milliseconds(300)),
+                producerRPC: client, sink: sink, logger: logger)
+            let task = Task { try await consumer.run() }
+            defer { task.cancel() }
+            for i in 6...10 {
+                _ = try await client.call("test.note.add", NoteBody(text: "live \(i)"), as: NoteResult.self)
+            }
+            // Duplicate deliveries: replay everything into the sink again.
+            let again = try await client.call("events.since", EventsSince(after: 0), as: EventsSinceResult.self)
+            try await sink.apply(again.events)
+            for _ in 0..<200 where consumer.position < 10 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(consumer.position == 10)
+            let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY seq") }
+            #expect(seen == Array(1...10))
+            let checkpoint = try await consumerDB.read { try Checkpoint.get($0, producer: "test") }
+            #expect(checkpoint == 10)
+        }
+    }
+}
