@@ -1,0 +1,12 @@
+// logbook-bench: the project's benchmarks, run as a command (never as timed tests).
+//   swift run -c release logbook-bench ping [--count N] [--endpoint ipc://…]
+import ArgumentParser
+
+@main
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logbook-bench",
+        abstract: "Measure Logbook's hot paths on this machine.",
+        discussion: "Build with -c release for meaningful figures: swift run -c release logbook-bench ping",
+        subcommands: [PingBenchmark.self])
+}
