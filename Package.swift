@@ -70,8 +70,9 @@ let package = Package(
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 
         // MARK: Tests
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
-            name: "RuntimeTests", dependencies: ["Runtime", "ZMQ"], path: "Tests/RuntimeTests",
+            name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "AuthTests", dependencies: ["AuthService"], path: "Tests/AuthTests",
