@@ -1,0 +1,41 @@
+// auth.account.delete: needs the password (throttled like a login); removes the user and
+// every session (ON DELETE CASCADE) and announces it: `session.revoked` so caches drop the
+// tokens, then `user.deleted` so every service purges the user's data.
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Wire
+
+struct AccountDeleteBody: Codable, Sendable {
+    var password: String
+}
+
+struct AccountDeleteResult: Codable, Sendable, Equatable {
+    var deleted: Bool
+}
+
+extension Handlers {
+    func prepareAccountDelete(_ body: AccountDeleteBody, _ context: RequestContext) async throws -> User {
+        let user = try await currentUser(context)
+        guard try await checkPassword(body.password, for: user, username: user.username, context: context) else {
+            throw ServiceError(.permissionDenied, "password: is not this account's password", field: "password")
+        }
+        return user
+    }
+
+    func commitAccountDelete(_ user: User, _ context: RequestContext, _ db: Database) throws -> AccountDeleteResult {
+        let sessions = try Session.revokeAll(db, userId: user.id)
+        try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user.id])
+        guard db.changesCount == 1 else { throw DatabaseSessions.refused }
+        try LoginFailures.clear(db, username: user.username)
+        try Idempotency.purge(db, principal: user.id)
+        let now = self.now
+        try Outbox.append(
+            db, type: AuthEvents.sessionRevoked, userId: user.id,
+            data: AuthEvents.SessionRevoked(userId: user.id, sessionIds: sessions, reason: "account_deleted"), at: now)
+        try Outbox.append(db, type: AuthEvents.userDeleted, userId: user.id, data: AuthEvents.UserDeleted(userId: user.id), at: now)
+        context.logger.info("account deleted")
+        return AccountDeleteResult(deleted: true)
+    }
+}

@@ -1,0 +1,93 @@
+// The auth service: accounts, passwords and sessions (DOMAINS.md §1). `AuthService` is what
+// both the `auth` executable and the tests build: a ServiceHost with the auth schema, the
+// routes below, and a dispatcher whose `.user` methods resolve tokens from this database.
+import Foundation
+import GRDB
+import Logging
+import Runtime
+import ServiceLifecycle
+import Storage
+import Wire
+
+public struct AuthService: Sendable {
+    public let host: ServiceHost
+    public let dispatcher: Dispatcher
+
+    /// - Parameters:
+    ///   - database: the auth SQLite file, or `.inMemory` in tests.
+    ///   - eventsEndpoint: where to publish events; nil in in-process tests (they read
+    ///     `events.since`).
+    public init(
+        configuration: AuthConfiguration, database: DatabaseSettings, eventsEndpoint: String? = nil, logger: Logger
+    ) throws {
+        host = try ServiceHost(
+            descriptor: ServiceDescriptor(name: "auth"), database: database, migrator: Schema.migrator,
+            eventsEndpoint: eventsEndpoint, logger: logger)
+        let handlers = Handlers(
+            configuration: configuration,
+            passwords: try Passwords(cost: configuration.argon2, concurrency: configuration.hashingConcurrency),
+            database: host.database, commits: host.commits)
+        dispatcher = host.dispatcher(
+            router: handlers.router(host.makeRouter()),
+            sessions: DatabaseSessions(reader: host.database, now: configuration.now))
+    }
+
+    /// The services to run: the ZeroMQ server on `endpoint` and the event publisher.
+    public func services(endpoint: String) -> [any Service] {
+        host.services(dispatcher: dispatcher, endpoint: endpoint)
+    }
+}
+
+/// Builds the auth service from the stack configuration (the `auth` executable's main).
+public func makeAuthService(
+    configuration: AuthConfiguration, stack: StackConfiguration, logger: Logger
+) throws -> [any Service] {
+    try AuthService(
+        configuration: configuration, database: stack.databaseSettings("auth"),
+        eventsEndpoint: stack.eventsEndpoint("auth"), logger: logger
+    ).services(endpoint: stack.endpoint("auth"))
+}
+
+/// What every handler needs; each method's handler lives in the file named after it.
+struct Handlers: Sendable {
+    let configuration: AuthConfiguration
+    let passwords: Passwords
+    let database: any DatabaseWriter
+    let commits: GroupCommitter
+
+    var now: Date { configuration.now().roundedToMilliseconds }
+
+    func router(_ router: Router) -> Router {
+        var router = router
+        router.write("auth.register", access: .public, prepare: prepareRegister, commitRegister)
+        // Login writes twice (the attempt, then the session) around a slow password check,
+        // so it manages its own writes instead of being one group-committed write.
+        router.read("auth.login", access: .public, login)
+        router.write("auth.logout", access: .user, logout)
+        router.read("auth.whoami", access: .user, whoami)
+        router.write("auth.password.change", access: .user, prepare: preparePasswordChange, commitPasswordChange)
+        router.write("auth.account.delete", access: .user, prepare: prepareAccountDelete, commitAccountDelete)
+        return router
+    }
+
+    /// Checks `password` for `user` with the failed-login throttle: refused while the
+    /// username is backing off, counted as a failure until it turns out right.
+    func checkPassword(_ password: String, for user: User?, username: String, context: RequestContext) async throws
+        -> Bool
+    {
+        let now = self.now
+        let throttle = configuration.throttle
+        try await commits.write { db in try LoginFailures.admit(db, username: username, now: now, throttle: throttle) }
+        try context.checkDeadline()
+        return await passwords.verify(password, against: user?.passwordHash)
+    }
+
+    /// The signed-in user, read fresh (a concurrent deletion makes the session invalid).
+    func currentUser(_ context: RequestContext) async throws -> User {
+        let userId = context.userId
+        guard let user = try await database.read({ db in try User.find(db, id: userId) }) else {
+            throw DatabaseSessions.refused
+        }
+        return user
+    }
+}

@@ -1,0 +1,73 @@
+// Argon2id password hashing with libsodium. Hashing is deliberately slow and memory-hungry,
+// so it never runs on Swift's cooperative pool (it would starve every other request) nor
+// inside a database transaction (it would hold up the group commit): it runs on a few
+// serial dispatch queues, at most `hashingConcurrency` hashes at once, so a burst of logins
+// cannot ask for more than that many × memlimit bytes.
+import CSodium
+import Dispatch
+import Foundation
+import Synchronization
+import Wire
+
+final class Passwords: Sendable {
+    let cost: Argon2Cost
+    private let queues: [DispatchQueue]
+    private let next = Atomic<Int>(0)
+    /// A hash of a random password, verified against when the username is unknown so that
+    /// "no such user" takes as long as "wrong password".
+    private let dummyHash: String
+
+    init(cost: Argon2Cost, concurrency: Int) throws {
+        guard sodium_init() >= 0 else { throw ServiceError.internal("libsodium failed to initialize") }
+        self.cost = cost
+        queues = (0..<max(1, concurrency)).map { DispatchQueue(label: "auth.argon2.\($0)") }
+        dummyHash = try Self.hashNow(Crypto.base64URL(Crypto.random(count: 32)), cost: cost)
+    }
+
+    /// A libsodium `$argon2id$…` string holding salt, cost and hash.
+    func hash(_ password: String) async throws -> String {
+        let cost = self.cost
+        return try await offPool { try Self.hashNow(password, cost: cost) }
+    }
+
+    /// True when `password` matches `hash`; with a nil hash (unknown user) checks against
+    /// the dummy hash and returns false.
+    func verify(_ password: String, against hash: String?) async -> Bool {
+        let stored = hash ?? dummyHash
+        let matches = (try? await offPool { Self.verifyNow(password, stored) }) ?? false
+        return hash != nil && matches
+    }
+
+    private func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let queue = queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    static func hashNow(_ password: String, cost: Argon2Cost) throws -> String {
+        var out = [CChar](repeating: 0, count: crypto_pwhash_strbytes())
+        let bytes = Array(password.utf8)
+        let status = withPointer(to: bytes) { chars in
+            crypto_pwhash_str_alg(
+                &out, chars, UInt64(bytes.count), cost.opslimit, cost.memlimit, crypto_pwhash_alg_argon2id13())
+        }
+        // Fails only when memory cannot be allocated.
+        guard status == 0 else { throw ServiceError(.resourceExhausted, "not enough memory to hash the password; try again") }
+        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func verifyNow(_ password: String, _ hash: String) -> Bool {
+        let bytes = Array(password.utf8)
+        return withPointer(to: bytes) { chars in
+            crypto_pwhash_str_verify(hash, chars, UInt64(bytes.count)) == 0
+        }
+    }
+
+    /// A non-null pointer to the bytes even when there are none (libsodium wants one).
+    private static func withPointer<T>(to bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
+        (bytes + [0]).withUnsafeBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+// Sessions: a token is 256 random bits shown to the client once as `lbk_<base64url>`; the
+// database keeps only its SHA-256, so a copy of auth.sqlite signs nobody in. Auth resolves
+// tokens for its own `.user` methods straight from its database (other services ask
+// `auth.whoami` through their SessionCache).
+import Foundation
+import GRDB
+import Runtime
+import Wire
+
+enum Token {
+    static let prefix = "lbk_"
+    /// "lbk_" + 43 base64url characters (32 bytes, unpadded).
+    static let length = 4 + 43
+
+    static func make() -> (token: String, hash: String) {
+        let token = prefix + Crypto.base64URL(Crypto.random(count: 32))
+        return (token, Crypto.sha256Hex(token))
+    }
+
+    static func isWellFormed(_ token: String) -> Bool {
+        token.utf8.count == length && token.hasPrefix(prefix)
+    }
+}
+
+enum Session {
+    struct Created: Sendable {
+        var id: String
+        var token: String
+        var expiresAt: Date
+    }
+
+    /// Opens a session for `userId`; forgets that user's expired sessions while at it.
+    static func create(_ db: Database, userId: String, now: Date, lifetime: TimeInterval) throws -> Created {
+        let (token, hash) = Token.make()
+        let id = ID.make(at: now)
+        let expiresAt = now.addingTimeInterval(lifetime).roundedToMilliseconds
+        try db.execute(
+            sql: "DELETE FROM sessions WHERE userId = ? AND expiresAt <= ?",
+            arguments: [userId, now.timeIntervalSince1970])
+        try db.execute(
+            sql: "INSERT INTO sessions (id, userId, tokenHash, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)",
+            arguments: [id, userId, hash, now.timeIntervalSince1970, expiresAt.timeIntervalSince1970])
+        return Created(id: id, token: token, expiresAt: expiresAt)
+    }
+
+    /// Deletes the user's sessions other than `keep`; returns the ids deleted.
+    static func revokeAll(_ db: Database, userId: String, except keep: String? = nil) throws -> [String] {
+        let ids = try String.fetchAll(
+            db, sql: "SELECT id FROM sessions WHERE userId = ? AND id IS NOT ? ORDER BY id",
+            arguments: [userId, keep])
+        try db.execute(sql: "DELETE FROM sessions WHERE userId = ? AND id IS NOT ?", arguments: [userId, keep])
+        return ids
+    }
+}
+
+/// Resolves tokens from the auth database: hash the token, find an unexpired session.
+struct DatabaseSessions: SessionResolver {
+    let reader: any DatabaseReader
+    let now: @Sendable () -> Date
+
+    func resolve(token: String) async throws -> Principal {
+        guard Token.isWellFormed(token) else { throw Self.refused }
+        let hash = Crypto.sha256Hex(token)
+        let now = self.now().timeIntervalSince1970
+        let principal = try await reader.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT sessions.id AS sessionId, users.id AS userId, users.username AS username
+                    FROM sessions JOIN users ON users.id = sessions.userId
+                    WHERE sessions.tokenHash = ? AND sessions.expiresAt > ?
+                    """,
+                arguments: [hash, now]
+            ).map { Principal(userId: $0["userId"], username: $0["username"], sessionId: $0["sessionId"]) }
+        }
+        guard let principal else { throw Self.refused }
+        return principal
+    }
+
+    static let refused = ServiceError.unauthenticated("session expired or revoked: sign in again")
+}

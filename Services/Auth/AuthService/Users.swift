@@ -1,0 +1,54 @@
+// Reading and writing the users table. Every statement binds its parameters.
+import Foundation
+import GRDB
+import Wire
+
+struct User: Sendable {
+    var id: String
+    var username: String
+    var email: String?
+    var passwordHash: String
+    var createdAt: Date
+
+    init(id: String, username: String, email: String?, passwordHash: String, createdAt: Date) {
+        self.id = id
+        self.username = username
+        self.email = email
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+
+    init(row: Row) {
+        id = row["id"]
+        username = row["username"]
+        email = row["email"]
+        passwordHash = row["passwordHash"]
+        createdAt = Date(timeIntervalSince1970: row["createdAt"])
+    }
+
+    static func find(_ db: Database, username: String) throws -> User? {
+        try Row.fetchOne(
+            db, sql: "SELECT id, username, email, passwordHash, createdAt FROM users WHERE username = ?",
+            arguments: [username]
+        ).map(User.init(row:))
+    }
+
+    static func find(_ db: Database, id: String) throws -> User? {
+        try Row.fetchOne(
+            db, sql: "SELECT id, username, email, passwordHash, createdAt FROM users WHERE id = ?", arguments: [id]
+        ).map(User.init(row:))
+    }
+
+    func insert(_ db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO users (id, username, email, passwordHash, createdAt) VALUES (?, ?, ?, ?, ?)",
+            arguments: [id, username, email, passwordHash, createdAt.timeIntervalSince1970])
+    }
+}
+
+extension Date {
+    /// Whole milliseconds, so a time reads back from the database exactly as it went on the wire.
+    var roundedToMilliseconds: Date {
+        Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded() / 1000)
+    }
+}

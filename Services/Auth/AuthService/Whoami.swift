@@ -1,0 +1,22 @@
+// auth.whoami: who the token belongs to. Other services call it through their SessionCache
+// to validate a token, decoding the result as a `Principal`.
+import Foundation
+import Runtime
+import Wire
+
+struct WhoamiResult: Codable, Sendable, Equatable {
+    var userId: String
+    var username: String
+    var sessionId: String
+    var email: String?
+    var createdAt: Date
+}
+
+extension Handlers {
+    func whoami(_ body: Empty, _ context: RequestContext) async throws -> WhoamiResult {
+        let user = try await currentUser(context)
+        return WhoamiResult(
+            userId: user.id, username: user.username, sessionId: context.principal?.sessionId ?? "",
+            email: user.email, createdAt: user.createdAt)
+    }
+}

@@ -1,0 +1,95 @@
+import AuthService
+import Foundation
+import Storage
+import Testing
+import Wire
+
+@Suite struct ThrottleTests {
+    @Test func fiveFailuresThenBackOff() async throws {
+        let h = try Harness()
+        try await h.register("alice")
+        for _ in 1...5 {
+            #expect(try await h.loginFailure("alice", password: "wrong guess").code == .unauthenticated)
+        }
+        // Refused without checking the password, even the right one, for 1 s after the 5th failure.
+        let refused = try await h.loginFailure("Alice", password: "correct horse")
+        #expect(refused.code == .resourceExhausted)
+        #expect(refused.details?["retryAfterMs"] == 1000)
+        #expect(refused.message.contains("try again in 1 s"))
+        h.clock.advance(by: 0.4)
+        #expect(try await h.loginFailure("alice", password: "wrong guess").details?["retryAfterMs"] == 600)
+
+        // The window passes: one more attempt; it fails, and the next window doubles.
+        h.clock.advance(by: 0.6)
+        #expect(try await h.loginFailure("alice", password: "wrong guess").code == .unauthenticated)
+        #expect(try await h.loginFailure("alice", password: "correct horse").details?["retryAfterMs"] == 2000)
+        h.clock.advance(by: 2)
+
+        // Success resets the count: the next failure is an ordinary one.
+        _ = try await h.login("alice")
+        #expect(try await h.loginFailure("alice", password: "wrong guess").code == .unauthenticated)
+        _ = try await h.login("alice")
+    }
+
+    @Test func unknownUsernamesAreThrottledToo() async throws {
+        let h = try Harness()
+        for _ in 1...5 { _ = try await h.loginFailure("ghost", password: "wrong guess") }
+        #expect(try await h.loginFailure("ghost", password: "wrong guess").code == .resourceExhausted)
+        // Other usernames are not affected.
+        try await h.register("bob")
+        _ = try await h.login("bob")
+    }
+
+    @Test func throttlingSurvivesARestart() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let settings = DatabaseSettings(path: scratch.path + "/auth.sqlite")
+        let clock = TestClock()
+        do {
+            let h = try Harness(database: settings, clock: clock)
+            try await h.register("carol")
+            for _ in 1...5 { _ = try await h.loginFailure("carol", password: "wrong guess") }
+        }
+        let restarted = try Harness(database: settings, clock: clock)
+        #expect(try await restarted.loginFailure("carol", password: "correct horse").code == .resourceExhausted)
+    }
+
+    @Test func passwordChecksOfSignedInUsersCountToo() async throws {
+        let h = try Harness()
+        try await h.register("dave")
+        let token = try await h.login("dave")
+        for _ in 1...5 {
+            let error = try await h.failure("auth.account.delete", ["password": "wrong guess"], token: token)
+            #expect(error.code == .permissionDenied)
+        }
+        #expect(try await h.failure("auth.account.delete", ["password": "correct horse"], token: token).code == .resourceExhausted)
+    }
+
+    @Test func backOffDoublesAndIsCapped() {
+        let throttle = LoginThrottle()
+        #expect(throttle.wait(afterFailures: 4) == 0)
+        #expect(throttle.wait(afterFailures: 5) == 1)
+        #expect(throttle.wait(afterFailures: 6) == 2)
+        #expect(throttle.wait(afterFailures: 13) == 256)
+        #expect(throttle.wait(afterFailures: 14) == 300)
+        #expect(throttle.wait(afterFailures: 1000) == 300)
+    }
+}
+
+@Suite struct ConfigurationTests {
+    @Test func readsSettings() throws {
+        let values = ["ARGON2_OPSLIMIT": "3", "ARGON2_MEMLIMIT": "16384", "SESSION_DAYS": "7", "HASHING_CONCURRENCY": "1"]
+        let configuration = try AuthConfiguration.from { values[$0] }
+        #expect(configuration.argon2 == Argon2Cost(opslimit: 3, memlimit: 16384))
+        #expect(configuration.sessionLifetime == 7 * 24 * 3600)
+        #expect(configuration.hashingConcurrency == 1)
+        let defaults = try AuthConfiguration.from { _ in nil }
+        #expect(defaults.argon2 == .interactive)
+        #expect(defaults.sessionLifetime == 30 * 24 * 3600)
+    }
+
+    @Test func refusesBadSettings() {
+        #expect(throws: AuthConfigurationError.self) { try AuthConfiguration.from { $0 == "ARGON2_MEMLIMIT" ? "12" : nil } }
+        #expect(throws: AuthConfigurationError.self) { try AuthConfiguration.from { $0 == "SESSION_DAYS" ? "soon" : nil } }
+    }
+}
