@@ -93,8 +93,8 @@ extension Records {
                 throw ServiceError.invalid("longitude", "is required with latitude")
             }
             if let accuracy = body.accuracy {
-                try require(entry.latitude != nil, "accuracy", "needs latitude and longitude", got: "\(accuracy)")
-                try require(accuracy.isFinite && accuracy >= 0, "accuracy", "must be 0 or more metres", got: "\(accuracy)")
+                try require(entry.latitude != nil, "accuracy", "needs latitude and longitude", got: shown(accuracy))
+                try require(accuracy.isFinite && accuracy >= 0, "accuracy", "must be 0 or more metres", got: shown(accuracy))
                 entry.accuracy = accuracy
             }
             entry.note = try optionalText(body.note, "note", max: 500)

@@ -224,15 +224,16 @@ extension Records {
     }
 
     /// The odometer reads at least what the previous fill-up (in date order) read and at
-    /// most what the next one reads. Fill-ups without an odometer are skipped.
+    /// most what the next one reads. Fill-ups without an odometer are skipped, and so are
+    /// fill-ups on the very same instant: their order is only known from their odometers.
     func checkOdometer(_ db: Database, userId: String, _ fillup: Fillup) throws {
         guard let odometer = fillup.odometer else { return }
-        let arguments: StatementArguments = [userId, fillup.vehicleId, fillup.id, fillup.date.ms, fillup.id]
+        let arguments: StatementArguments = [userId, fillup.vehicleId, fillup.id, fillup.date.ms]
         if let previous = try Row.fetchOne(
             db,
             sql: """
                 SELECT date, odometer FROM fillup
-                WHERE userId = ? AND vehicleId = ? AND id != ? AND odometer IS NOT NULL AND (date, id) < (?, ?)
+                WHERE userId = ? AND vehicleId = ? AND id != ? AND odometer IS NOT NULL AND date < ?
                 ORDER BY date DESC, id DESC LIMIT 1
                 """, arguments: arguments)
         {
@@ -246,7 +247,7 @@ extension Records {
             db,
             sql: """
                 SELECT date, odometer FROM fillup
-                WHERE userId = ? AND vehicleId = ? AND id != ? AND odometer IS NOT NULL AND (date, id) > (?, ?)
+                WHERE userId = ? AND vehicleId = ? AND id != ? AND odometer IS NOT NULL AND date > ?
                 ORDER BY date ASC, id ASC LIMIT 1
                 """, arguments: arguments)
         {

@@ -18,6 +18,11 @@ func shown(_ text: String) -> String {
     characters(text) > 80 ? "\(characters(text)) characters" : "\"\(text)\""
 }
 
+/// A number as the caller likely wrote it: `-181`, not `-181.0`.
+func shown(_ value: Double) -> String {
+    value.isFinite && value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+}
+
 /// Text length as SQLite's `length()` counts it (Unicode scalars), so the schema's CHECKs
 /// and these rules agree.
 func characters(_ text: String) -> Int { text.unicodeScalars.count }
@@ -64,11 +69,11 @@ func positive(_ value: Int64, _ field: String) throws {
 }
 
 func checkLatitude(_ value: Double, _ field: String = "latitude") throws {
-    try require(value.isFinite && (-90...90).contains(value), field, "must be between -90 and 90", got: "\(value)")
+    try require(value.isFinite && (-90...90).contains(value), field, "must be between -90 and 90", got: shown(value))
 }
 
 func checkLongitude(_ value: Double, _ field: String = "longitude") throws {
-    try require(value.isFinite && (-180...180).contains(value), field, "must be between -180 and 180", got: "\(value)")
+    try require(value.isFinite && (-180...180).contains(value), field, "must be between -180 and 180", got: shown(value))
 }
 
 /// An id the caller sent: answered `not_found` when it cannot be one of ours, so a
