@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "logbook", targets: ["logbook"]),
         .executable(name: "auth", targets: ["auth"]),
+        .executable(name: "records", targets: ["records"]),
         .executable(name: "logbook-bench", targets: ["logbook-bench"]),
     ],
     dependencies: [
@@ -56,6 +57,12 @@ let package = Package(
             name: "auth", dependencies: ["AuthService"], path: "Services/Auth/auth",
             swiftSettings: swiftSettings),
         .target(
+            name: "RecordsService", dependencies: ["Runtime"],
+            path: "Services/Records/RecordsService", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "records", dependencies: ["RecordsService"], path: "Services/Records/records",
+            swiftSettings: swiftSettings),
+        .target(
             name: "Gateway",
             dependencies: ["Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -78,7 +85,10 @@ let package = Package(
             name: "AuthTests", dependencies: ["AuthService"], path: "Tests/AuthTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth"],
+            name: "RecordsTests", dependencies: ["RecordsService"], path: "Tests/RecordsTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "records"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ]
 )
