@@ -94,9 +94,8 @@ struct FillupTests {
         let error = try await records.fails(
             "records.fillup.add", #"{"vehicleId":"\#(vehicle)","odometer":1,"volume":1,"totalMinor":1.5}"#)
         #expect(error.code == .invalidArgument)
-        withKnownIssue("Foundation's JSONDecoder on Linux gives no coding path for 1.5 read as an integer") {
-            #expect(error.field == "totalMinor")
-        }
+        #expect(error.field == "totalMinor")
+        #expect(error.message == "totalMinor: must be a whole number (got 1.5)")
     }
 
     @Test func dateFiveMinutesAheadIsAccepted() async throws {
