@@ -96,7 +96,8 @@ struct StackUp: GatewayCommand {
                 let logs = pending.map { "\($0): \(files.log($0))" }.joined(separator: ", ")
                 throw ServiceError(
                     .unavailable,
-                    "\(pending.joined(separator: ", ")) did not answer $srv.ping within \(Int(wait)) s; see \(logs)")
+                    "\(pending.joined(separator: ", ")) did not answer $srv.ping within \(Int(wait)) s; see \(logs) "
+                        + "(the supervisor keeps restarting it; `logbook stack down` stops everything)")
             }
             try await Task.sleep(for: .milliseconds(200))
         }

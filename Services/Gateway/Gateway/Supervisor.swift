@@ -152,7 +152,7 @@ final class Supervisor {
     }
 
     private func log(_ message: String) {
-        let stamp = WireTime.format(Date())
+        let stamp = Date().formatted(.iso8601)
         FileHandle.standardOutput.write(Data("\(stamp) supervisor: \(message)\n".utf8))
     }
 }
