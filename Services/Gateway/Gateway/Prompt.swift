@@ -3,6 +3,9 @@
 import Foundation
 import Wire
 
+/// The terminal settings to put back if the user presses ^C while echo is off.
+nonisolated(unsafe) private var savedTerminal = termios()
+
 enum Prompt {
     static var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
 
@@ -23,12 +26,20 @@ enum Prompt {
         var saved = termios()
         let canToggle = tcgetattr(STDIN_FILENO, &saved) == 0
         if canToggle {
+            savedTerminal = saved
+            signal(SIGINT) { _ in
+                tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+                _exit(130)
+            }
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
         }
         defer {
-            if canToggle { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
+            if canToggle {
+                tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+                signal(SIGINT, SIG_DFL)
+            }
             FileHandle.standardError.write(Data("\n".utf8))
         }
         guard let text = readLine(strippingNewline: true) else {
