@@ -53,6 +53,36 @@ struct AccountTests {
         }
     }
 
+    @Test("passwd logs out other sessions; delete-account removes the account")
+    func passwordAndDeletion() async throws {
+        try await withStack { stack in
+            let up = try await stack.logbook("stack", "up")
+            try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(stack.log("auth"))")
+            try #require(try await stack.logbook("register", "dave", "--email", "dave@example.com", "--password-stdin", stdin: Self.password + "\n").status == 0)
+            let other = try #require(FileManager.default.contents(atPath: stack.sessionFile))
+            let otherToken = try #require((try JSONSerialization.jsonObject(with: other) as? [String: Any])?["token"] as? String)
+            try #require(try await stack.logbook("login", "dave", "--password-stdin", stdin: Self.password + "\n").status == 0)
+
+            let newPassword = "a much better passphrase"
+            let passwd = try await stack.logbook("passwd", "--password-stdin", stdin: "\(Self.password)\n\(newPassword)\n")
+            #expect(passwd.status == 0, "\(passwd.stderr)")
+            #expect(passwd.stdout.contains("1 other session(s) logged out"), "\(passwd.stdout)")
+            #expect(try await stack.logbook("call", "auth", "auth.whoami", "--token", otherToken).status == 6)
+            #expect(try await stack.logbook("whoami").status == 0, "this session survives")
+            #expect(try await stack.logbook("login", "dave", "--password-stdin", stdin: Self.password + "\n").status == 6)
+            #expect(try await stack.logbook("login", "dave", "--password-stdin", stdin: newPassword + "\n").status == 0)
+
+            let unconfirmed = try await stack.logbook("delete-account", "--password-stdin", stdin: newPassword + "\n")
+            #expect(unconfirmed.status == 2, "no terminal and no --yes: refused")
+            #expect(unconfirmed.stderr.contains("--yes"))
+
+            let delete = try await stack.logbook("delete-account", "--yes", "--password-stdin", stdin: newPassword + "\n")
+            #expect(delete.status == 0, "\(delete.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: stack.sessionFile))
+            #expect(try await stack.logbook("login", "dave", "--password-stdin", stdin: newPassword + "\n").status == 6)
+        }
+    }
+
     @Test("a revoked token is refused by auth")
     func revokedToken() async throws {
         try await withStack { stack in
