@@ -144,6 +144,7 @@ public final class ServiceClient: Transport, Sendable {
             case .reply(let data):
                 return data
             case .timedOut(let delivered):
+                try Task.checkCancellation()
                 everDelivered = everDelivered || delivered
                 // Lazy Pirate: a peer that took the request but did not answer gets a fresh
                 // socket; when nothing was delivered libzmq is still reconnecting by itself.
@@ -178,15 +179,23 @@ final class Waiters: Sendable {
 
     private let entries = Mutex<[String: Entry]>([:])
 
+    /// Waits for the reply to `id`, at most `timeout`; a cancelled task stops waiting at once.
     func wait(id: String, timeout: Duration, send: () -> Void) async -> Outcome {
-        await withCheckedContinuation { continuation in
-            entries.withLock { $0[id] = Entry(continuation: continuation, delivered: false) }
-            send()
-            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
-                guard let entry = entries.withLock({ $0.removeValue(forKey: id) }) else { return }
-                entry.continuation.resume(returning: .timedOut(delivered: entry.delivered))
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                entries.withLock { $0[id] = Entry(continuation: continuation, delivered: false) }
+                if Task.isCancelled {  // cancelled before the handler could see the entry
+                    resolve(id, with: .timedOut(delivered: false))
+                    return
+                }
+                send()
+                let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+                    resolve(id, with: .timedOut(delivered: entries.withLock { $0[id]?.delivered ?? false }))
+                }
             }
+        } onCancel: {
+            resolve(id, with: .timedOut(delivered: false))
         }
     }
 

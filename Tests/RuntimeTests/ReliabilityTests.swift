@@ -110,3 +110,27 @@ final class RestartableService: Sendable {
         await service.stop()
     }
 }
+
+@Suite struct ShutdownTests {
+    /// A consumer waiting on a producer that is down must not hold SIGTERM for its timeout.
+    @Test func aConsumerWaitingOnADeadProducerStopsPromptly() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let client = try ServiceClient(service: "ghost", endpoint: "ipc://\(scratch.path)/ghost.sock")
+        let cache = SessionCache(auth: client)
+        let consumer = EventConsumer(
+            settings: .init(producer: "ghost", eventsEndpoint: "ipc://\(scratch.path)/ghost.events.sock"),
+            producerRPC: client, sink: cache, logger: logger)
+        let group = ServiceGroup(services: [consumer], logger: logger)
+        let task = Task { try await group.run() }
+        try await Task.sleep(for: .milliseconds(300))
+        let clock = ContinuousClock()
+        let start = clock.now
+        await group.triggerGracefulShutdown()
+        _ = await task.result
+        let took = clock.now - start
+        #expect(took < .milliseconds(800), "shutdown took \(took)")
+    }
+}
