@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "logbook", targets: ["logbook"]),
         .executable(name: "auth", targets: ["auth"]),
+        .executable(name: "store", targets: ["store"]),
         .executable(name: "logbook-bench", targets: ["logbook-bench"]),
     ],
     dependencies: [
@@ -56,6 +57,12 @@ let package = Package(
             name: "auth", dependencies: ["AuthService"], path: "Services/Auth/auth",
             swiftSettings: swiftSettings),
         .target(
+            name: "StoreService", dependencies: ["Runtime"],
+            path: "Services/Store/StoreService", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "store", dependencies: ["StoreService"], path: "Services/Store/store",
+            swiftSettings: swiftSettings),
+        .target(
             name: "Gateway",
             dependencies: ["Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -78,7 +85,10 @@ let package = Package(
             name: "AuthTests", dependencies: ["AuthService"], path: "Tests/AuthTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth"],
+            name: "StoreTests", dependencies: ["StoreService", "TestSupport"], path: "Tests/StoreTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "store"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ]
 )
