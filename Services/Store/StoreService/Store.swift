@@ -223,20 +223,24 @@ public final class Store: Sendable {
     public func applyRecordsEvent(_ db: Database, _ event: Event) throws {
         switch event.type {
         case "time.saved":
-            guard let userId = event.userId, let saved = decode(TimeSaved.self, event) else { return }
-            guard saved.durationMs >= 0, !saved.id.isEmpty else {
-                skip(event, because: "durationMs must not be negative and id must not be empty")
-                return
+            guard let userId = event.userId else { return skip(event, because: "no userId") }
+            guard let saved = decode(TimeSaved.self, event) else { return }
+            // The upper bound (a century) keeps a corrupt value from overflowing a wallet.
+            guard (0...Self.maxEntryMs).contains(saved.durationMs), !saved.id.isEmpty else {
+                return skip(event, because: "durationMs must be 0…\(Self.maxEntryMs) and id must not be empty")
             }
             let savedAt = saved.savedAt.flatMap(WireTime.parse) ?? event.at
             try Ledger.earn(db, userId: userId, entryId: saved.id, durationMs: saved.durationMs, savedAt: savedAt)
         case "time.deleted":
-            guard let userId = event.userId, let deleted = decode(TimeDeleted.self, event) else { return }
+            guard let userId = event.userId else { return skip(event, because: "no userId") }
+            guard let deleted = decode(TimeDeleted.self, event) else { return }
             try Ledger.correct(db, userId: userId, entryId: deleted.id, at: event.at)
         default:
             return
         }
     }
+
+    static let maxEntryMs: Int64 = 100 * 366 * 24 * 3_600_000
 
     /// auth's events: `user.deleted` purges everything the store knows about the user.
     public func applyAuthEvent(_ db: Database, _ event: Event) throws {
