@@ -18,7 +18,8 @@ import Wire
         try await h.records.apply(script.events)
 
         let wallet = try await h.wallet("ann")
-        #expect(wallet == WalletView(netWorthCents: 250, netWorthMs: 2 * hour + 1_800_000, spentCents: 0, cashCents: 250))
+        #expect(
+            wallet == WalletView(netWorthCents: 250, netWorthMs: 2 * hour + 1_800_000, spentCents: 0, cashCents: 250))
         let ledger = try await h.ledger("ann")
         #expect(ledger.map(\.kind) == ["earning", "earning"])
         #expect(ledger.map(\.amountCents) == [50, 200])
@@ -68,7 +69,8 @@ import Wire
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var script = EventScript()
         for i in 0..<30 {
-            script.saved(i % 3 == 0 ? "bob" : "ann", "e\(i)", ms: Int64(i + 1) * 7 * 60_123, minutesAfterStart: Double(i))
+            script.saved(
+                i % 3 == 0 ? "bob" : "ann", "e\(i)", ms: Int64(i + 1) * 7 * 60_123, minutesAfterStart: Double(i))
         }
         script.add("session.created", "ann", ["x": 1])  // a type the store ignores
         script.deleted("ann", "e4")
@@ -132,7 +134,8 @@ import Wire
         _ = try await h.buy("ann", "pencil", key: "k1")
         _ = try await h.call("store.quote", user: "ann", as: QuoteResult.self)
 
-        try await h.auth.apply([Event(seq: 1, type: "user.deleted", userId: "ann", at: Date(), data: ["userId": "ann"])])
+        try await h.auth.apply([Event(seq: 1, type: "user.deleted", userId: "ann", at: Date(), data: ["userId": "ann"])]
+        )
 
         #expect(try await h.wallet("ann") == WalletView(netWorthCents: 0, netWorthMs: 0, spentCents: 0, cashCents: 0))
         #expect(try await h.ledger("ann").isEmpty)
@@ -185,12 +188,16 @@ import Wire
             for i in 1...5 {
                 try Outbox.append(
                     db, type: "time.saved", userId: "ann",
-                    data: ["id": .string("e\(i)"), "activityId": "a", "durationMs": .number(Double(hour)), "savedAt": "2026-04-01T08:00:00Z"]
+                    data: [
+                        "id": .string("e\(i)"), "activityId": "a", "durationMs": .number(Double(hour)),
+                        "savedAt": "2026-04-01T08:00:00Z",
+                    ]
                         as JSONValue)
             }
         }
         let consumer = EventConsumer(
-            settings: .init(producer: "records", eventsEndpoint: "ipc:///tmp/lb-store-nobody.sock", pollInterval: .milliseconds(20)),
+            settings: .init(
+                producer: "records", eventsEndpoint: "ipc:///tmp/lb-store-nobody.sock", pollInterval: .milliseconds(20)),
             producerRPC: InProcessTransport(producer.dispatcher(router: producer.makeRouter(), sessions: nil)),
             sink: h.records, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in

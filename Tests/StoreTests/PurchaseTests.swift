@@ -39,7 +39,9 @@ import Wire
         let h = try await harness(earning: 60)
         let result = try await h.buy("ann", "metronome")
         #expect(result.priceCents == 5_000)
-        #expect(result.wallet == WalletView(netWorthCents: 6_000, netWorthMs: 60 * hour, spentCents: 5_000, cashCents: 1_000))
+        #expect(
+            result.wallet
+                == WalletView(netWorthCents: 6_000, netWorthMs: 60 * hour, spentCents: 5_000, cashCents: 1_000))
         #expect(result.purchasedAt == h.clock.now)
 
         let items: ItemsResult = try await h.call("store.items", user: "ann")

@@ -9,9 +9,12 @@ import TestSupport
 import Wire
 
 @Suite struct QuoteTests {
-    static let today = #"[{"q":"Practice does not make perfect. Perfect practice makes perfect.","a":"Vince Lombardi","h":"<blockquote>…</blockquote>"}]"#
-    static let tomorrow = #"[{"q":"Small deeds done are better than great deeds planned.","a":"Peter Marshall","h":"<blockquote>…</blockquote>"}]"#
-    static let rateLimited = #"[{"q":"Too many requests. Obtain an auth key for unlimited access.","a":"zenquotes.io","h":"Too many requests. Obtain an auth key for unlimited access @ zenquotes.io"}]"#
+    static let today =
+        #"[{"q":"Practice does not make perfect. Perfect practice makes perfect.","a":"Vince Lombardi","h":"<blockquote>…</blockquote>"}]"#
+    static let tomorrow =
+        #"[{"q":"Small deeds done are better than great deeds planned.","a":"Peter Marshall","h":"<blockquote>…</blockquote>"}]"#
+    static let rateLimited =
+        #"[{"q":"Too many requests. Obtain an auth key for unlimited access.","a":"zenquotes.io","h":"Too many requests. Obtain an auth key for unlimited access @ zenquotes.io"}]"#
 
     func quote(_ h: StoreHarness, _ user: String, timeZone: String? = nil) async throws -> QuoteResult {
         try await h.call("store.quote", timeZone.map { ["timeZone": .string($0)] } ?? [:], user: user)

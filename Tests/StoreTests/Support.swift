@@ -14,7 +14,8 @@ import Wire
 struct TestSessions: SessionResolver {
     func resolve(token: String) async throws -> Principal {
         guard token.hasPrefix("tok-") else { throw ServiceError.unauthenticated("session expired or revoked") }
-        return Principal(userId: String(token.dropFirst(4)), username: String(token.dropFirst(4)), sessionId: "s-\(token)")
+        return Principal(
+            userId: String(token.dropFirst(4)), username: String(token.dropFirst(4)), sessionId: "s-\(token)")
     }
 }
 
@@ -38,13 +39,16 @@ struct StoreHarness {
     let records: DatabaseEventSink
     let auth: DatabaseEventSink
 
-    init(quotesURL: String = unreachableQuotes, clock: TestClock = TestClock("2026-05-01T12:00:00Z"), path: String? = nil)
+    init(
+        quotesURL: String = unreachableQuotes, clock: TestClock = TestClock("2026-05-01T12:00:00Z"), path: String? = nil
+    )
         throws
     {
         var logger = Logger(label: "store-test")
         logger.logLevel = .critical
         host = try ServiceHost(
-            descriptor: ServiceDescriptor(name: "store"), database: DatabaseSettings(path: path), migrator: Store.migrator,
+            descriptor: ServiceDescriptor(name: "store"), database: DatabaseSettings(path: path),
+            migrator: Store.migrator,
             eventsEndpoint: nil, logger: logger)
         let now = { @Sendable in clock.now }
         store = Store(host: host, settings: StoreSettings(quotesURL: URL(string: quotesURL)!, clock: now))
@@ -111,7 +115,8 @@ struct EventScript {
     @discardableResult
     mutating func add(_ type: String, _ user: String?, _ data: JSONValue, at: Date? = nil) -> Event {
         let event = Event(
-            seq: Int64(events.count + 1), type: type, userId: user, at: at ?? start.addingTimeInterval(Double(events.count)),
+            seq: Int64(events.count + 1), type: type, userId: user,
+            at: at ?? start.addingTimeInterval(Double(events.count)),
             data: data)
         events.append(event)
         return event

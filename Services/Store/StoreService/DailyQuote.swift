@@ -44,7 +44,9 @@ actor DailyQuotes {
         if let fetched, fetched.day == day { return fetched.quote }
         if let running = inFlight[day] { return await running.value }
         let lastFailure = [storedFailure, failedAt].compactMap { $0 }.max()
-        if let lastFailure, now.timeIntervalSince1970 - lastFailure < retryInterval, lastFailure <= now.timeIntervalSince1970 {
+        if let lastFailure, now.timeIntervalSince1970 - lastFailure < retryInterval,
+            lastFailure <= now.timeIntervalSince1970
+        {
             return FallbackQuotes.quote(for: now)
         }
         let task = Task { await self.fetch(day: day, now: now) }
@@ -59,7 +61,8 @@ actor DailyQuotes {
             let quote = try await download()
             try await database.write { db in
                 try db.execute(
-                    sql: "INSERT INTO dailyQuote (day, text, author, fetchedAt) VALUES (?, ?, ?, ?) ON CONFLICT(day) DO NOTHING",
+                    sql:
+                        "INSERT INTO dailyQuote (day, text, author, fetchedAt) VALUES (?, ?, ?, ?) ON CONFLICT(day) DO NOTHING",
                     arguments: [day, quote.text, quote.author, now.timeIntervalSince1970])
                 try db.execute(sql: "DELETE FROM quoteFetchFailure")
             }
@@ -171,7 +174,8 @@ enum FallbackQuotes {
             text: "It is not enough to be busy; so are the ants. The question is: what are we busy about?",
             author: "Henry David Thoreau"),
         Quote(text: "The best way out is always through.", author: "Robert Frost"),
-        Quote(text: "Genius is nothing but a greater aptitude for patience.", author: "Georges-Louis Leclerc de Buffon"),
+        Quote(
+            text: "Genius is nothing but a greater aptitude for patience.", author: "Georges-Louis Leclerc de Buffon"),
         Quote(
             text: "A man who dares to waste one hour of time has not discovered the value of life.",
             author: "Charles Darwin"),
@@ -181,7 +185,8 @@ enum FallbackQuotes {
             text: "Habit is a cable; we weave a thread of it each day, and at last we cannot break it.",
             author: "Horace Mann"),
         Quote(
-            text: "Use what talents you possess: the woods would be very silent if no birds sang there except those that sang best.",
+            text:
+                "Use what talents you possess: the woods would be very silent if no birds sang there except those that sang best.",
             author: "Henry van Dyke"),
         Quote(text: "Every artist was first an amateur.", author: "Ralph Waldo Emerson"),
         Quote(text: "Energy and persistence conquer all things.", author: "Benjamin Franklin"),

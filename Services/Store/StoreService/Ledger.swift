@@ -19,7 +19,9 @@ struct WalletState: Sendable, Equatable {
     var cashCents: Int64 { netWorthCents - spentCents }
 
     static func load(_ db: Database, userId: String) throws -> WalletState {
-        guard let row = try Row.fetchOne(db, sql: "SELECT earnedMs, spentCents FROM wallet WHERE userId = ?", arguments: [userId])
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT earnedMs, spentCents FROM wallet WHERE userId = ?", arguments: [userId])
         else { return WalletState() }
         return WalletState(earnedMs: row["earnedMs"], spentCents: row["spentCents"])
     }
@@ -80,7 +82,8 @@ enum Ledger {
         try wallet.save(db, userId: userId)
         try append(
             db, id: derivedId(at: at, seed: "correction\n\(userId)\n\(entryId)"), userId: userId, kind: .correction,
-            amountCents: wallet.netWorthCents - before, durationMs: -durationMs, wallet: wallet, reference: entryId, at: at)
+            amountCents: wallet.netWorthCents - before, durationMs: -durationMs, wallet: wallet, reference: entryId,
+            at: at)
         return true
     }
 
@@ -88,12 +91,14 @@ enum Ledger {
     /// concurrent buys by one user can never overspend.
     static func buy(_ db: Database, userId: String, itemId: String, at: Date) throws -> PurchaseResult {
         guard
-            let item = try Row.fetchOne(db, sql: "SELECT id, name, priceCents FROM item WHERE id = ?", arguments: [itemId])
+            let item = try Row.fetchOne(
+                db, sql: "SELECT id, name, priceCents FROM item WHERE id = ?", arguments: [itemId])
         else { throw ServiceError(.notFound, "item \"\(itemId)\" not found; store.items lists the ten items") }
         let name: String = item["name"]
         let price: Int64 = item["priceCents"]
         if try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM purchase WHERE userId = ? AND itemId = ?)", arguments: [userId, itemId])
+            db, sql: "SELECT EXISTS (SELECT 1 FROM purchase WHERE userId = ? AND itemId = ?)",
+            arguments: [userId, itemId])
             == true
         {
             throw ServiceError(.alreadyExists, "you already own \(name); an item is bought once and kept forever")
@@ -142,7 +147,8 @@ enum Ledger {
     }
 
     static func isDeleted(_ db: Database, userId: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deletedUser WHERE userId = ?)", arguments: [userId]) ?? false
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deletedUser WHERE userId = ?)", arguments: [userId])
+            ?? false
     }
 
     private static func append(
@@ -168,7 +174,8 @@ enum Ledger {
         let time = String(format: "%012llx", ms & 0xFFFF_FFFF_FFFF)
         let h = Array(hash)
         let variant = ["8", "9", "a", "b"][(Int(String(h[16]), radix: 16) ?? 0) % 4]
-        return "\(time.prefix(8))-\(time.suffix(4))-7\(String(h[0..<3]))-\(variant)\(String(h[3..<6]))-\(String(h[6..<18]))"
+        return
+            "\(time.prefix(8))-\(time.suffix(4))-7\(String(h[0..<3]))-\(variant)\(String(h[3..<6]))-\(String(h[6..<18]))"
     }
 }
 

@@ -133,7 +133,9 @@ public final class Store: Sendable {
 
     func ledger(_ body: LedgerRequest, userId: String) async throws -> LedgerResult {
         let limit = body.limit ?? 50
-        guard (1...200).contains(limit) else { throw ServiceError.invalid("limit", "must be between 1 and 200 (got \(limit))") }
+        guard (1...200).contains(limit) else {
+            throw ServiceError.invalid("limit", "must be between 1 and 200 (got \(limit))")
+        }
         var cursorSeq = Int64.max
         if let cursor = body.cursor {
             guard let seq = Int64(cursor), seq > 0 else {
@@ -170,14 +172,16 @@ public final class Store: Sendable {
         var zone = TimeZone.gmt
         if let name = body.timeZone {
             guard let parsed = TimeZone(identifier: name) else {
-                throw ServiceError.invalid("timeZone", "must be an IANA time zone such as \"Europe/Paris\" (got \"\(name)\")")
+                throw ServiceError.invalid(
+                    "timeZone", "must be an IANA time zone such as \"Europe/Paris\" (got \"\(name)\")")
             }
             zone = parsed
         }
         let now = settings.clock()
         let database = host.database
         let visited = try await database.read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM visitor WHERE userId = ?)", arguments: [userId]) ?? false
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM visitor WHERE userId = ?)", arguments: [userId])
+                ?? false
         }
         if !visited {
             let first = try await host.commits.write { db in
@@ -207,12 +211,15 @@ public final class Store: Sendable {
     }
 
     static func seen(_ db: Database, userId: String, day: String) throws -> Quote? {
-        try Row.fetchOne(db, sql: "SELECT text, author FROM quoteSeen WHERE userId = ? AND day = ?", arguments: [userId, day])
-            .map { Quote(text: $0["text"], author: $0["author"]) }
+        try Row.fetchOne(
+            db, sql: "SELECT text, author FROM quoteSeen WHERE userId = ? AND day = ?", arguments: [userId, day]
+        )
+        .map { Quote(text: $0["text"], author: $0["author"]) }
     }
 
     static func quoteResult(_ quote: Quote, isNew: Bool, day: String) -> QuoteResult {
-        QuoteResult(kind: "quote", text: quote.text, author: quote.author, attribution: attribution, isNew: isNew, day: day)
+        QuoteResult(
+            kind: "quote", text: quote.text, author: quote.author, attribution: attribution, isNew: isNew, day: day)
     }
 
     // MARK: Events from other services
