@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "logbook", targets: ["logbook"]),
         .executable(name: "auth", targets: ["auth"]),
         .executable(name: "records", targets: ["records"]),
+        .executable(name: "store", targets: ["store"]),
         .executable(name: "logbook-bench", targets: ["logbook-bench"]),
     ],
     dependencies: [
@@ -63,6 +64,12 @@ let package = Package(
             name: "records", dependencies: ["RecordsService"], path: "Services/Records/records",
             swiftSettings: swiftSettings),
         .target(
+            name: "StoreService", dependencies: ["Runtime"],
+            path: "Services/Store/StoreService", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "store", dependencies: ["StoreService"], path: "Services/Store/store",
+            swiftSettings: swiftSettings),
+        .target(
             name: "Gateway",
             dependencies: ["Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -88,7 +95,10 @@ let package = Package(
             name: "RecordsTests", dependencies: ["RecordsService"], path: "Tests/RecordsTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "records"],
+            name: "StoreTests", dependencies: ["StoreService", "TestSupport"], path: "Tests/StoreTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "records", "store"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ]
 )
