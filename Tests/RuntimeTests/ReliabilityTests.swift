@@ -56,7 +56,9 @@ final class RestartableService: Sendable {
         let elapsed = clock.now - start
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("not reachable") == true)
-        #expect(elapsed < .milliseconds(1500), "gave up after \(elapsed)")
+        // Generous: the point is "about the deadline, not the service's timeout or forever";
+        // the suite runs in parallel on two cores, so the scheduler adds latency.
+        #expect(elapsed < .seconds(3), "gave up after \(elapsed)")
         #expect(elapsed >= .milliseconds(500), "waited the deadline, not less: \(elapsed)")
     }
 
@@ -131,6 +133,8 @@ final class RestartableService: Sendable {
         await group.triggerGracefulShutdown()
         _ = await task.result
         let took = clock.now - start
-        #expect(took < .milliseconds(800), "shutdown took \(took)")
+        // Before the fix this took 5–15 s (the client's timeout, three tries); allow for a
+        // loaded machine without losing that distinction.
+        #expect(took < .seconds(3), "shutdown took \(took)")
     }
 }
