@@ -142,6 +142,13 @@ struct CommonTests {
         let event = Event(seq: 7, type: AuthEvents.userDeleted, userId: "alice", at: Date(), data: ["userId": "alice"])
         try await records.host.database.write { db in try RecordsService.applyAuthEvent(db, event) }
         for table in tables { #expect(try await records.count(table) == 1, "\(table)") }
+        // Alice's past events keep their sequence numbers but carry none of her data.
+        let log = try await records.host.database.read { try Outbox.since($0, after: 0, limit: 1000) }
+        let alices = log.filter { $0.userId == "alice" }
+        #expect(!alices.isEmpty)
+        #expect(alices.allSatisfy { $0.type == Outbox.redactedType && $0.data == [:] })
+        #expect(log.filter { $0.userId == "bob" }.allSatisfy { $0.type != Outbox.redactedType })
+        #expect(log.map(\.seq) == Array(1...Int64(log.count)), "no gaps")
         #expect(try await records.ok("records.networth")["totalMs"] == 0)
         #expect(try await records.ok("records.networth", as: "bob")["totalMs"] == 60_000)
         // Other auth events change nothing.

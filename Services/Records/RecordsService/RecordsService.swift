@@ -41,12 +41,13 @@ public enum RecordsService {
         try purge(db, userId: deleted.userId)
     }
 
-    /// Deletes every row a user owns, in every records table.
+    /// Deletes every row a user owns, in every records table, and blanks their past events.
     public static func purge(_ db: Database, userId: String) throws {
         for sql in Schema.userTables {
             try db.execute(sql: sql, arguments: [userId])
         }
         try Idempotency.purge(db, principal: userId)
+        try Outbox.redact(db, userId: userId)
     }
 }
 

@@ -135,12 +135,15 @@ enum Ledger {
     /// Forgets everything about a user (auth's `user.deleted`) and remembers that they are
     /// gone, so a late or replayed records event does not bring their wallet back.
     static func purge(_ db: Database, userId: String, at: Date) throws {
-        for table in ["wallet", "timeEntry", "purchase", "visitor", "quoteSeen"] {
-            // Table names come from the literal list above; the value is bound.
-            try db.execute(sql: "DELETE FROM \(table) WHERE userId = ?", arguments: [userId])
+        for sql in [
+            "DELETE FROM wallet WHERE userId = ?", "DELETE FROM timeEntry WHERE userId = ?",
+            "DELETE FROM purchase WHERE userId = ?", "DELETE FROM visitor WHERE userId = ?",
+            "DELETE FROM quoteSeen WHERE userId = ?", "DELETE FROM ledger WHERE userId = ?",
+        ] {
+            try db.execute(sql: sql, arguments: [userId])
         }
-        try db.execute(sql: "DELETE FROM ledger WHERE userId = ?", arguments: [userId])
         try Idempotency.purge(db, principal: userId)
+        try Outbox.redact(db, userId: userId)
         try db.execute(
             sql: "INSERT INTO deletedUser (userId, deletedAt) VALUES (?, ?) ON CONFLICT(userId) DO NOTHING",
             arguments: [userId, at.timeIntervalSince1970])
