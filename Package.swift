@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "logbook", targets: ["logbook"]),
         .executable(name: "auth", targets: ["auth"]),
+        .executable(name: "weather-fetcher", targets: ["weather-fetcher"]),
         .executable(name: "logbook-bench", targets: ["logbook-bench"]),
     ],
     dependencies: [
@@ -56,6 +57,12 @@ let package = Package(
             name: "auth", dependencies: ["AuthService"], path: "Services/Auth/auth",
             swiftSettings: swiftSettings),
         .target(
+            name: "WeatherFetcherService", dependencies: ["Runtime"],
+            path: "Services/WeatherFetcher/WeatherFetcherService", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "weather-fetcher", dependencies: ["WeatherFetcherService"],
+            path: "Services/WeatherFetcher/weather-fetcher", swiftSettings: swiftSettings),
+        .target(
             name: "Gateway",
             dependencies: ["Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -78,7 +85,10 @@ let package = Package(
             name: "AuthTests", dependencies: ["AuthService"], path: "Tests/AuthTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth"],
+            name: "WeatherFetcherTests", dependencies: ["WeatherFetcherService", "TestSupport"],
+            path: "Tests/WeatherFetcherTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "weather-fetcher"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ]
 )
