@@ -101,6 +101,7 @@ final class Harness: Sendable {
     let server: StubHTTPServer
     let settings: WeatherFetcherSettings
     private let sequence = Mutex<Int64>(0)
+    private let skew: Skew
 
     init(start: String = "2024-06-01T12:00:00Z", handler: @escaping StubHTTPServer.Handler = Fixtures.openMeteo(),
         configure: (inout WeatherFetcherSettings) -> Void = { _ in })
@@ -122,7 +123,9 @@ final class Harness: Sendable {
         // The injected clock: starts at `start`, then runs at real speed.
         let origin = WireTime.parse(start)!
         let began = Date()
-        settings.now = { origin.addingTimeInterval(Date().timeIntervalSince(began)) }
+        let skew = Skew()
+        self.skew = skew
+        settings.now = { origin.addingTimeInterval(Date().timeIntervalSince(began) + skew.seconds) }
         configure(&settings)
         self.settings = settings
     }
@@ -139,6 +142,9 @@ final class Harness: Sendable {
             database: DatabaseSettings(path: directory + "/weather.sqlite"), settings: settings, eventsEndpoint: nil,
             logger: logger)
     }
+
+    /// Moves the injected clock forward.
+    func advance(by seconds: TimeInterval) { skew.add(seconds) }
 
     func nextSeq() -> Int64 {
         sequence.withLock {
@@ -161,6 +167,7 @@ extension WeatherFetcher {
     }
 
     /// Runs the job runner while `body` runs.
+    @discardableResult
     func running<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.runner.run() }
@@ -212,4 +219,11 @@ extension Harness {
     func deletedEvent(id: String, user: String = "u1") -> Event {
         Event(seq: nextSeq(), type: "catch.deleted", userId: user, at: Date(), data: ["id": .string(id)])
     }
+}
+
+/// How far the injected clock has been moved forward.
+final class Skew: Sendable {
+    private let value = Mutex<TimeInterval>(0)
+    var seconds: TimeInterval { value.withLock { $0 } }
+    func add(_ seconds: TimeInterval) { value.withLock { $0 += seconds } }
 }
