@@ -89,6 +89,22 @@ import Wire
         #expect(harness.server.requests(path: "/v1/forecast").count == 2, "another hour is another call")
     }
 
+    @Test func catchesAtTheSamePlaceAndHourArrivingTogetherCostOneCall() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([
+            harness.catchEvent(id: "a", at: "2024-05-20T14:40:00Z"),
+            harness.catchEvent(id: "b", at: "2024-05-20T14:50:00Z"),
+            harness.catchEvent(id: "c", latitude: 41.521, at: "2024-05-20T15:05:00Z"),
+        ])
+        let states = try await service.running {
+            [try await service.settled("a"), try await service.settled("b"), try await service.settled("c")]
+        }
+        #expect(states.map { $0["status"] } == ["ready", "ready", "ready"])
+        #expect(harness.server.requests(path: "/v1/forecast").count == 1)
+        #expect(harness.server.requests(path: "/v1/marine").count == 1)
+    }
+
     @Test func editsRefetchOnlyWhenPlaceOrTimeChanged() async throws {
         let harness = try Harness()
         let service = try harness.makeService()

@@ -53,9 +53,14 @@ public final class JobRunner: Service, Sendable {
                     await wakeup.wait(timeout: try await idleTime(now: now))
                     continue
                 }
+                // Jobs for the same rounded place and hour run one after the other, so the
+                // second is answered from the cache the first filled.
+                let lanes = Dictionary(grouping: jobs, by: \.cacheKey).values
                 await withDiscardingTaskGroup { group in
-                    for job in jobs {
-                        group.addTask { await self.process(job) }
+                    for lane in lanes {
+                        group.addTask {
+                            for job in lane { await self.process(job) }
+                        }
                     }
                 }
             }
@@ -157,6 +162,15 @@ public final class JobRunner: Service, Sendable {
             // The job stays pending with its old schedule and is tried again.
             logger.error("storing a job's outcome failed", metadata: ["error.detail": "\(error)"])
         }
+    }
+}
+
+extension Job {
+    /// The provider cache's key for this job: rounded place and nearest hour.
+    var cacheKey: String {
+        let place = Place(latitude: latitude, longitude: longitude)
+        let hour = Int64((at.timeIntervalSince1970 / 3600).rounded(.toNearestOrAwayFromZero))
+        return "\(place.latitudeKey),\(place.longitudeKey),\(hour)"
     }
 }
 
