@@ -9,16 +9,48 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// A service: `Services/<folder>/<library>` holds its logic, `Services/<folder>/<executable>`
+/// its main, `Tests/<tests>` its tests.
+struct ServiceTargets {
+    var folder: String
+    var library: String
+    var executable: String
+    var dependencies: [Target.Dependency] = ["Runtime"]
+    var testDependencies: [Target.Dependency] = []
+
+    var tests: String { library.replacingOccurrences(of: "Service", with: "") + "Tests" }
+
+    var targets: [Target] {
+        [
+            .target(
+                name: library, dependencies: dependencies, path: "Services/\(folder)/\(library)",
+                swiftSettings: swiftSettings),
+            .executableTarget(
+                name: executable, dependencies: [.target(name: library)], path: "Services/\(folder)/\(executable)",
+                swiftSettings: swiftSettings),
+            .testTarget(
+                name: tests, dependencies: [.target(name: library)] + testDependencies, path: "Tests/\(tests)",
+                swiftSettings: swiftSettings),
+        ]
+    }
+}
+
+let services: [ServiceTargets] = [
+    ServiceTargets(folder: "Auth", library: "AuthService", executable: "auth", dependencies: ["Runtime", "CSodium"]),
+    ServiceTargets(folder: "Records", library: "RecordsService", executable: "records"),
+    ServiceTargets(
+        folder: "WeatherFetcher", library: "WeatherFetcherService", executable: "weather-fetcher",
+        testDependencies: ["TestSupport"]),
+    ServiceTargets(folder: "Store", library: "StoreService", executable: "store", testDependencies: ["TestSupport"]),
+]
+
 let package = Package(
     name: "Logbook",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "logbook", targets: ["logbook"]),
-        .executable(name: "auth", targets: ["auth"]),
-        .executable(name: "records", targets: ["records"]),
-        .executable(name: "store", targets: ["store"]),
         .executable(name: "logbook-bench", targets: ["logbook-bench"]),
-    ],
+    ] + services.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -50,25 +82,7 @@ let package = Package(
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
 
-        // MARK: Services
-        .target(
-            name: "AuthService", dependencies: ["Runtime", "CSodium"],
-            path: "Services/Auth/AuthService", swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "auth", dependencies: ["AuthService"], path: "Services/Auth/auth",
-            swiftSettings: swiftSettings),
-        .target(
-            name: "RecordsService", dependencies: ["Runtime"],
-            path: "Services/Records/RecordsService", swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "records", dependencies: ["RecordsService"], path: "Services/Records/records",
-            swiftSettings: swiftSettings),
-        .target(
-            name: "StoreService", dependencies: ["Runtime"],
-            path: "Services/Store/StoreService", swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "store", dependencies: ["StoreService"], path: "Services/Store/store",
-            swiftSettings: swiftSettings),
+        // MARK: The gateway CLI
         .target(
             name: "Gateway",
             dependencies: ["Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -88,17 +102,10 @@ let package = Package(
         .testTarget(
             name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
+        // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
-            name: "AuthTests", dependencies: ["AuthService"], path: "Tests/AuthTests",
-            swiftSettings: swiftSettings),
-        .testTarget(
-            name: "RecordsTests", dependencies: ["RecordsService"], path: "Tests/RecordsTests",
-            swiftSettings: swiftSettings),
-        .testTarget(
-            name: "StoreTests", dependencies: ["StoreService", "TestSupport"], path: "Tests/StoreTests",
-            swiftSettings: swiftSettings),
-        .testTarget(
-            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "records", "store"],
+            name: "EndToEndTests",
+            dependencies: ["Runtime", "logbook"] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
-    ]
+    ] + services.flatMap(\.targets)
 )
