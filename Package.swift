@@ -18,7 +18,7 @@ struct ServiceTargets {
     var dependencies: [Target.Dependency] = ["Runtime"]
     var testDependencies: [Target.Dependency] = []
 
-    var tests: String { library.replacingOccurrences(of: "Service", with: "") + "Tests" }
+    var tests: String { (library.hasSuffix("Service") ? String(library.dropLast(7)) : library) + "Tests" }
 
     var targets: [Target] {
         [
