@@ -2,10 +2,7 @@
 // weather and tide (`conditions.status = pending`); editing its place or time sets it back
 // to pending and says so in `catch.updated` (`placeOrTimeChanged: true`), which is what
 // the weather-fetcher listens for.
-// TODO(weather-fetcher issue): conditions are written back by consuming the
-// weather-fetcher's `conditions.ready|unavailable` events (a consumer like the auth one in
-// RecordsService.makeRecordsService), not by a public method; until then every catch stays
-// `pending`.
+// The weather-fetcher's answer is written back by consuming its events (CatchConditions.swift).
 import Foundation
 import GRDB
 import Runtime

@@ -60,8 +60,11 @@ public func makeRecordsService(stack: StackConfiguration, logger: Logger) throws
         migrator: RecordsService.migrator, eventsEndpoint: stack.eventsEndpoint(RecordsService.name), logger: logger)
     let dispatcher = host.dispatcher(router: RecordsService.router(host: host), sessions: sessions.cache)
     let purge = try host.consumer(of: "auth", configuration: stack, handler: RecordsService.applyAuthEvent)
+    let conditions = try host.consumer(
+        of: "weather-fetcher", configuration: stack, handler: RecordsService.applyWeatherEvent)
     return host.services(
-        dispatcher: dispatcher, endpoint: stack.endpoint(RecordsService.name), extra: [sessions.consumer, purge])
+        dispatcher: dispatcher, endpoint: stack.endpoint(RecordsService.name),
+        extra: [sessions.consumer, purge, conditions])
 }
 
 /// What every handler shares: the database for reads and the clock.
