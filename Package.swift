@@ -94,7 +94,9 @@ let package = Package(
         // MARK: Benchmarks (a separate command, never a timed test)
         .executableTarget(
             name: "logbook-bench",
-            dependencies: ["Runtime", "ZMQ", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "Runtime", "ZMQ", "RecordsService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 
         // MARK: Tests
