@@ -32,11 +32,30 @@ public struct CallOptions: Sendable {
 extension Transport {
     /// Calls a method and returns its reply, successful or not (for `logbook call`).
     public func reply(_ method: String, body: JSONValue = [:], options: CallOptions = CallOptions()) async throws -> Reply {
+        try await send(method, body: body, options: options)
+    }
+
+    /// Calls a method; returns its result decoded, or throws the service's error.
+    public func call<Body: Encodable & Sendable, Result: Decodable>(
+        _ method: String, _ body: Body, as: Result.Type = Result.self, options: CallOptions = CallOptions()
+    ) async throws -> Result {
+        let reply = try await send(method, body: body, options: options)
+        if let error = reply.error { throw error }
+        do {
+            return try (reply.result ?? .null).decode(Result.self)
+        } catch {
+            throw ServiceError(.internal, "\(service) answered \(method) with an unexpected result: \(WireCoding.describe(error))")
+        }
+    }
+
+    /// Encodes the typed body straight into the frame: a detour through JSONValue would
+    /// turn integers above 2^53 into doubles.
+    private func send<Body: Encodable & Sendable>(_ method: String, body: Body, options: CallOptions) async throws -> Reply {
         let id = ID.make()
+        let ms = options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000
         let header = RequestHeader(
-            id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey,
-            deadlineMs: Int(options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000))
-        let frame = try WireCoding.encode(Request(header: header, body: body))
+            id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey, deadlineMs: Int(ms))
+        let frame = try WireCoding.encode(OutgoingRequest(header: header, body: body))
         let data = try await exchange(frame, id: id, timeout: options.timeout)
         do {
             return try WireCoding.decode(Reply.self, from: data)
@@ -44,18 +63,24 @@ extension Transport {
             throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1: \(WireCoding.describe(error))")
         }
     }
+}
 
-    /// Calls a method; returns its result decoded, or throws the service's error.
-    public func call<Body: Encodable & Sendable, Result: Decodable>(
-        _ method: String, _ body: Body, as: Result.Type = Result.self, options: CallOptions = CallOptions()
-    ) async throws -> Result {
-        let reply = try await reply(method, body: try JSONValue.from(body), options: options)
-        if let error = reply.error { throw error }
-        do {
-            return try (reply.result ?? .null).decode(Result.self)
-        } catch {
-            throw ServiceError(.internal, "\(service) answered \(method) with an unexpected result: \(WireCoding.describe(error))")
-        }
+/// A request with any Encodable body.
+private struct OutgoingRequest<Body: Encodable>: Encodable {
+    var header: RequestHeader
+    var body: Body
+
+    enum CodingKeys: String, CodingKey { case v, id, method, token, idempotencyKey, deadlineMs, body }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(header.v, forKey: .v)
+        try container.encode(header.id, forKey: .id)
+        try container.encode(header.method, forKey: .method)
+        try container.encodeIfPresent(header.token, forKey: .token)
+        try container.encodeIfPresent(header.idempotencyKey, forKey: .idempotencyKey)
+        try container.encodeIfPresent(header.deadlineMs, forKey: .deadlineMs)
+        try container.encode(body, forKey: .body)
     }
 }
 

@@ -260,8 +260,10 @@ public final class EventConsumer: Service, Sendable {
                     applied.withLock { $0 = position }
                     return position
                 }
+                // `last` is the producer's current position; the event that comes with it is
+                // history this sink does not want.
                 let answer = try await producerRPC.call(
-                    "events.since", EventsSince(after: Int64.max - 1, limit: 1), as: EventsSinceResult.self)
+                    "events.since", EventsSince(after: 0, limit: 1), as: EventsSinceResult.self)
                 applied.withLock { $0 = answer.last }
                 return answer.last
             } catch is CancellationError {
