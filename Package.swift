@@ -88,6 +88,9 @@ let package = Package(
             name: "RecordsTests", dependencies: ["RecordsService"], path: "Tests/RecordsTests",
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "GatewayTests", dependencies: ["Gateway"], path: "Tests/GatewayTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "records"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ]
