@@ -60,6 +60,15 @@ struct RecordsCommandTests {
             #expect(csv.stdout.hasPrefix("id,date,odometer,trip,volume,pricePerUnit,total,currency,full,missed,note,economy\r\n"))
             #expect(csv.stdout.contains(",9.125,3.50,31.94,USD,true,false,\"highway, mostly\","), "\(csv.stdout)")
 
+            // Edit derives the other price again; delete asks unless --yes.
+            let edited = try await object(stack, "fillup", "edit", fills[1], "--total", "19.80", "--full")
+            #expect(edited["pricePerUnitMinor"] as? Int == 360 && edited["full"] as? Bool == true, "\(edited)")
+            let extra = try await object(stack, "fillup", "add", "--trip", "12.5", "--volume", "0.5", "--total", "2")
+            let extraId = try #require(extra["id"] as? String)
+            #expect(try await stack.logbook("fillup", "delete", extraId).status == 2)
+            let deleted = try await stack.logbook("fillup", "delete", extraId, "--yes")
+            #expect(deleted.status == 0 && deleted.stdout.hasPrefix("deleted the fill-up"), "\(deleted.stderr)")
+
             // A second car: the CLI needs a choice, then remembers it.
             let van = try await object(stack, "car", "add", "Van", "--distance-unit", "km", "--volume-unit", "l")
             let vanId = try #require(van["id"] as? String)
@@ -145,6 +154,11 @@ struct RecordsCommandTests {
             let id = try #require((features.first?["properties"] as? [String: Any])?["id"] as? String)
             let show = try await stack.logbook("catch", "show", id)
             #expect(show.status == 0 && show.stdout.contains("conditions:") && show.stdout.contains("pending"), "\(show.stdout)")
+
+            let edited = try await object(stack, "catch", "edit", id, "--weight", "2.75", "--released", "--note", "back in")
+            #expect(edited["weight"] as? Double == 2.75 && edited["released"] as? Bool == true && edited["note"] as? String == "back in")
+            #expect(try await stack.logbook("catch", "delete", id, "--yes").status == 0)
+            #expect((try await stack.logbook("catch", "map").object["features"] as? [Any])?.count == 3)
         }
     }
 
@@ -182,6 +196,13 @@ struct RecordsCommandTests {
             #expect((page["items"] as? [Any])?.count == 2 && page["nextCursor"] is String)
             let all = try await object(stack, "expense", "list", "--limit", "2", "--all")
             #expect((all["items"] as? [Any])?.count == 3 && all["nextCursor"] == nil)
+
+            let train = try #require((all["items"] as? [[String: Any]])?.first { $0["currency"] as? String == "JPY" })
+            let trainId = try #require(train["id"] as? String)
+            let edited = try await object(stack, "expense", "edit", trainId, "--amount", "2500", "--description", "")
+            #expect(edited["amountMinor"] as? Int == 2500 && edited["description"] == nil, "JPY has no decimals: \(edited)")
+            #expect(try await stack.logbook("expense", "delete", trainId, "--yes").status == 0)
+            #expect((try await object(stack, "expense", "list")["items"] as? [Any])?.count == 2)
         }
     }
 
@@ -246,6 +267,11 @@ struct RecordsCommandTests {
             #expect((worth["totalMs"] as? Int ?? 0) >= 1000, "\(worth)")
             let unknown = try await stack.logbook("timer", "start", "Piano")
             #expect(unknown.status == 3)
+
+            let delete = try await stack.logbook("activity", "delete", "Guitar", "--yes")
+            #expect(delete.status == 0, "\(delete.stderr)")
+            #expect((try await object(stack, "networth")["totalMs"] as? Int ?? 0) == worth["totalMs"] as? Int, "never drops")
+            #expect((try await object(stack, "activity", "list")["items"] as? [Any])?.count == 0)
         }
     }
 }
