@@ -104,6 +104,9 @@ let package = Package(
         .testTarget(
             name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GatewayTests", dependencies: ["Gateway"], path: "Tests/GatewayTests",
+            swiftSettings: swiftSettings),
         // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
             name: "EndToEndTests",

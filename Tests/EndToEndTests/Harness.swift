@@ -67,6 +67,12 @@ final class TestStack: Sendable {
     /// Output goes through files, not pipes: the detached supervisor must hold nothing of ours.
     @discardableResult
     func logbook(_ arguments: String..., stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
+        try await logbook(arguments: arguments, stdin: stdin, timeout: timeout)
+    }
+
+    /// `logbook(_:)` with the arguments as an array.
+    @discardableResult
+    func logbook(arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
         let id = UUID().uuidString.prefix(8)
         let outPath = "\(home)/.out-\(id)"
         let errPath = "\(home)/.err-\(id)"
