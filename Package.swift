@@ -110,7 +110,7 @@ let package = Package(
         // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Runtime", "logbook"] + services.map { .target(name: $0.executable) },
+            dependencies: ["Runtime", "TestSupport", "logbook"] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ] + services.flatMap(\.targets)
 )

@@ -20,7 +20,20 @@ final class TestStack: Sendable {
     let configDirectory: String
     let binDirectory: String
 
-    init() throws {
+    /// Settings for the stack beyond the harness's own (e.g. a stub server's URLs).
+    let extraEnvironment: [String: String]
+
+    /// Tests never reach the internet: every outside API points at a port that refuses
+    /// connections unless the test brings a stub server (`environment`).
+    static let offline: [String: String] = [
+        "LOGBOOK_WEATHER_FETCHER_FORECAST_URL": "http://127.0.0.1:9/v1/forecast",
+        "LOGBOOK_WEATHER_FETCHER_ARCHIVE_URL": "http://127.0.0.1:9/v1/archive",
+        "LOGBOOK_WEATHER_FETCHER_MARINE_URL": "http://127.0.0.1:9/v1/marine",
+        "LOGBOOK_STORE_QUOTES_URL": "http://127.0.0.1:9",
+    ]
+
+    init(environment: [String: String] = [:]) throws {
+        extraEnvironment = Self.offline.merging(environment) { $1 }
         home = "/tmp/lbe-" + UUID().uuidString.prefix(8).lowercased()
         configDirectory = home + "/config"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -48,7 +61,7 @@ final class TestStack: Sendable {
             "LOGBOOK_HOME": home,
             "LOGBOOK_CONFIG_DIR": configDirectory,
             "LOGBOOK_LOG_LEVEL": "info",
-        ]
+        ].merging(extraEnvironment) { $1 }
     }
 
     var runDirectory: String { home + "/run" }
@@ -148,8 +161,8 @@ final class TestStack: Sendable {
 }
 
 /// Runs `body` against a fresh stack and always shuts it down.
-func withStack(_ body: (TestStack) async throws -> Void) async throws {
-    let stack = try TestStack()
+func withStack(environment: [String: String] = [:], _ body: (TestStack) async throws -> Void) async throws {
+    let stack = try TestStack(environment: environment)
     do {
         try await body(stack)
     } catch {
