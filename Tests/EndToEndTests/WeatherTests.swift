@@ -80,6 +80,10 @@ struct WeatherTests {
             let show = try await stack.logbook("catch", "show", id)
             #expect(show.status == 0)
             #expect(show.stdout.contains(summary), "catch show prints the summary:\n\(show.stdout)")
+            // …and the details the weather-fetcher keeps: bands, trend, Beaufort, moon, tide.
+            for detail in ["temperature:", "14.2 °C", "pressure:", "rising slowly", "wind:", "force 3", "from SW", "moon:", "tide:"] {
+                #expect(show.stdout.contains(detail), "catch show has \(detail)")
+            }
             print("catch show:\n\(show.stdout)")
             #expect(!provider.requests(path: "/v1/forecast").isEmpty, "the weather came over HTTP")
             #expect(!provider.requests(path: "/v1/marine").isEmpty, "salt water asks for the tide")

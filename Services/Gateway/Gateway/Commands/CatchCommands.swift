@@ -188,7 +188,27 @@ struct CatchShow: GatewayCommand {
     @Argument(help: "The catch's id.") var id: String
 
     func execute(_ context: Context) async throws {
-        try await context.perform("records", "records.catch.get", body: ["id": .string(id)]) { fish in
+        var fish = try await context.send("records", "records.catch.get", body: ["id": .string(id)])
+        // The full conditions live with the weather-fetcher; they are a bonus, so a slow or
+        // missing weather-fetcher leaves the catch shown with its summary alone.
+        var weather: JSONValue?
+        if fish["conditions"]?["status"] == "ready" {
+            weather = try? await context.send(
+                "weather-fetcher", "weather.conditions.get", body: ["catchId": .string(id)], timeout: .seconds(2)
+            )["conditions"]
+        }
+        if context.json {
+            if let weather, case .object(var object) = fish {
+                object["weather"] = weather
+                fish = .object(object)
+            }
+            Output.json(fish)
+            return
+        }
+        Output.line(Self.render(fish, weather: weather))
+    }
+
+    static func render(_ fish: JSONValue, weather: JSONValue?) -> String {
             var pairs: [(String, String)] = [
                 ("id", Output.cell(fish["id"])), ("species", Output.cell(fish["species"])), ("weight", Catches.weight(fish)),
                 (
@@ -205,24 +225,54 @@ struct CatchShow: GatewayCommand {
             pairs.append(("conditions", Output.cell(conditions["status"])))
             if let reason = conditions["reason"], reason != .null { pairs.append(("  reason", Output.cell(reason))) }
             if let summary = conditions["summary"], summary != .null {
-                if case .object(let details) = summary {
-                    for key in details.keys.sorted() { pairs.append(("  \(key)", Output.cell(details[key]))) }
-                } else {
-                    pairs.append(("  summary", Output.cell(summary)))
-                }
+                pairs.append(("  summary", summary.stringValue ?? summary.jsonText))
             }
-            for key in conditions.keys.sorted() where !["status", "reason", "summary"].contains(key) {
-                guard let value = conditions[key], value != .null else { continue }
-                if case .object(let details) = value {
-                    for inner in details.keys.sorted() { pairs.append(("  \(inner)", Output.cell(details[inner]))) }
-                } else {
-                    pairs.append(("  \(key)", Output.cell(value)))
-                }
-            }
+            if let weather { pairs += Self.weatherLines(weather) }
             pairs.append(("created", TimeText.local(fish["createdAt"], seconds: true)))
             pairs.append(("updated", TimeText.local(fish["updatedAt"], seconds: true)))
             return Output.fields(pairs)
+    }
+
+    /// The weather-fetcher's values and buckets, one line per condition (missing ones left out).
+    static func weatherLines(_ w: JSONValue) -> [(String, String)] {
+        func number(_ key: String, _ digits: Int = 0) -> String? {
+            w[key]?.doubleValue.map { String(format: "%.\(digits)f", $0) }
         }
+        func text(_ key: String) -> String? { w[key]?.stringValue }
+        func joined(_ parts: String?...) -> String? {
+            let present = parts.compactMap { $0 }
+            return present.isEmpty ? nil : present.joined(separator: ", ")
+        }
+        let lines: [(String, String?)] = [
+            ("  temperature", joined(number("temperatureC", 1).map { "\($0) °C" }, text("temperatureBand"))),
+            (
+                "  pressure",
+                joined(
+                    number("pressureHpa", 1).map { "\($0) hPa" }, text("pressureBand"),
+                    text("pressureTrend").map { trend in
+                        number("pressureChange3h", 1).map { "\(trend) (\($0) hPa in 3 h)" } ?? trend
+                    })
+            ),
+            (
+                "  wind",
+                joined(
+                    number("windSpeedKmh").map { "\($0) km/h" }, w["beaufort"]?.intValue.map { "force \($0)" },
+                    text("windDirection").map { "from \($0)" })
+            ),
+            ("  sky", joined(text("skyDescription"), number("cloudCoverPercent").map { "\($0)% cloud" })),
+            ("  time of day", text("timeOfDay")),
+            (
+                "  moon",
+                joined(text("moonPhase"), w["moonIllumination"]?.doubleValue.map { String(format: "%.0f%% lit", $0 * 100) })
+            ),
+            (
+                "  tide",
+                text("tide") == "measured"
+                    ? joined(text("tidePhase"), number("tideHeightM", 2).map { "\($0) m" }, text("tideHeightBand"))
+                    : joined(text("tide"), text("tideNote"))
+            ),
+        ]
+        return lines.compactMap { label, value in value.map { (label, $0) } }
     }
 }
 
