@@ -32,6 +32,11 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Shared/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CVips", path: "Shared/CVips", pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]),
+        // Non-variadic C wrappers: Swift cannot call libvips's NULL-terminated option lists.
+        .target(name: "CVipsShim", dependencies: ["CVips"], path: "Shared/CVipsShim"),
 
         // MARK: Shared libraries
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ", swiftSettings: swiftSettings),
@@ -48,6 +53,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
+        .target(name: "Imaging", dependencies: ["CVipsShim"], path: "Shared/Imaging", swiftSettings: swiftSettings),
 
         // MARK: Services
         .target(
@@ -57,7 +63,7 @@ let package = Package(
             name: "auth", dependencies: ["AuthService"], path: "Services/Auth/auth",
             swiftSettings: swiftSettings),
         .target(
-            name: "RecordsService", dependencies: ["Runtime"],
+            name: "RecordsService", dependencies: ["Runtime", "Imaging"],
             path: "Services/Records/RecordsService", swiftSettings: swiftSettings),
         .executableTarget(
             name: "records", dependencies: ["RecordsService"], path: "Services/Records/records",
@@ -73,7 +79,9 @@ let package = Package(
         // MARK: Benchmarks (a separate command, never a timed test)
         .executableTarget(
             name: "logbook-bench",
-            dependencies: ["Runtime", "ZMQ", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "Runtime", "ZMQ", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 
         // MARK: Tests
@@ -85,7 +93,7 @@ let package = Package(
             name: "AuthTests", dependencies: ["AuthService"], path: "Tests/AuthTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "RecordsTests", dependencies: ["RecordsService"], path: "Tests/RecordsTests",
+            name: "RecordsTests", dependencies: ["RecordsService", "Imaging"], path: "Tests/RecordsTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "records"],
