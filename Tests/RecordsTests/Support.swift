@@ -133,6 +133,7 @@ struct Harness {
         case "timer": sql = "SELECT COUNT(*) FROM timer"
         case "timeEntry": sql = "SELECT COUNT(*) FROM timeEntry"
         case "idempotency": sql = "SELECT COUNT(*) FROM idempotency"
+        case "photo": sql = "SELECT COUNT(*) FROM photo"
         default: preconditionFailure("unknown table \(table)")
         }
         return try await host.database.read { try Int.fetchOne($0, sql: sql) ?? 0 }

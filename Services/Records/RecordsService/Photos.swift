@@ -237,7 +237,7 @@ public final class PhotoStore: Sendable {
     /// Removes every file no row names and no unfinished write pinned, and temporary files
     /// left by a crash. Returns how many files went.
     @discardableResult
-    func sweep() async throws -> Int {
+    public func sweep() async throws -> Int {
         try await onFileQueue {
             let root = self.settings.directory
             let fm = FileManager.default
