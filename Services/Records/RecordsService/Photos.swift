@@ -146,8 +146,14 @@ public final class PhotoStore: Sendable {
         guard !data.isEmpty else {
             throw ServiceError.invalid("photo", "is empty (0 bytes): send a JPEG, PNG, WebP or HEIC image, or leave photo out")
         }
-        try require(
-            data.count <= settings.maxBytes, "photo", "must be at most \(Self.size(settings.maxBytes))", got: Self.size(data.count))
+        if data.count > settings.maxBytes {
+            let (limit, got) = (Self.size(settings.maxBytes), Self.size(data.count))
+            // Just over the limit, rounding would show the same size twice: give the bytes.
+            throw limit == got
+                ? ServiceError.invalid(
+                    "photo", "must be at most \(limit) = \(Self.grouped(settings.maxBytes)) bytes (got \(Self.grouped(data.count)) bytes)")
+                : ServiceError.invalid("photo", "must be at most \(limit) (got \(got))")
+        }
         let made: Thumbnailer.Result
         do {
             made = try await settings.thumbnailer.make(from: data)
