@@ -96,7 +96,8 @@ public enum Imaging {
     }()
 
     /// Runs blocking libvips work on the imaging queue.
-    public static func run<T: Sendable>(_ work: @escaping @Sendable () throws(ImagingError) -> T) async throws(ImagingError)
+    public static func run<T: Sendable>(_ work: @escaping @Sendable () throws(ImagingError) -> T)
+        async throws(ImagingError)
         -> T
     {
         let outcome: Swift.Result<T, ImagingError> = await withCheckedContinuation { continuation in

@@ -18,7 +18,8 @@ struct ThumbnailBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         guard let format = ImageFormat(rawValue: format) else {
-            throw ValidationError("--format must be one of \(ImageFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "--format must be one of \(ImageFormat.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let (width, height) = (self.width, self.height)
         let photo = try await Imaging.run { () throws(ImagingError) in
@@ -39,7 +40,8 @@ struct ThumbnailBenchmark: AsyncParsableCommand {
             samples.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
         }
         if let last {
-            print("thumbnail: \(last.thumbnail.width)×\(last.thumbnail.height) JPEG, \(last.thumbnail.data.count) bytes")
+            print(
+                "thumbnail: \(last.thumbnail.width)×\(last.thumbnail.height) JPEG, \(last.thumbnail.data.count) bytes")
         }
         print(
             String(

@@ -2,6 +2,7 @@
 // files' lifecycle. Every image is generated here through libvips (Imaging.testImage) or
 // written byte by byte (the oversized PNG header); nothing is downloaded.
 import Foundation
+import GRDB
 import Imaging
 import RecordsService
 import Runtime
@@ -18,7 +19,8 @@ struct PhotoHarness {
     init(maxBytes: Int = PhotoSettings.defaultMaxBytes) throws {
         scratch = try ScratchFile()
         records = try Harness(
-            path: scratch.path, photos: PhotoSettings(directory: scratch.directory + "/records-photos", maxBytes: maxBytes))
+            path: scratch.path,
+            photos: PhotoSettings(directory: scratch.directory + "/records-photos", maxBytes: maxBytes))
     }
 
     /// Every file under the photo directory (temporary ones included), by relative path.
@@ -27,7 +29,9 @@ struct PhotoHarness {
         var found: [String] = []
         while let path = walker.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: directory + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: directory + "/" + path, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            {
                 found.append(path)
             }
         }
@@ -115,7 +119,9 @@ struct PhotoTests {
         #expect(header.width == thumb["width"]!.int && header.height == thumb["height"]!.int)
         // The original and its thumbnail, each stored under its hash.
         #expect(h.files().count == 2)
-        #expect(FileManager.default.contentsEqual(atPath: h.file(photo["hash"]!.string), andPath: h.file(thumb["hash"]!.string)) == false)
+        #expect(
+            FileManager.default.contentsEqual(
+                atPath: h.file(photo["hash"]!.string), andPath: h.file(thumb["hash"]!.string)) == false)
     }
 
     @Test func aCatchWithoutAPhotoShowsTheFishShadow() async throws {
@@ -159,13 +165,26 @@ struct PhotoTests {
         let jpeg = try await image(width: 400, height: 300)
         let cases: [(body: String, message: String)] = [
             (catchBody(photo: jpeg.prefix(jpeg.count / 2)), "photo: the image is damaged: "),
-            (catchBody(photo: Data("Gone fishing. Bring the spoon and the worms.\n".utf8)), "photo: not a JPEG, PNG, WebP or HEIC image"),
-            (catchBody(photo: ""), "photo: is empty (0 bytes): send a JPEG, PNG, WebP or HEIC image, or leave photo out"),
-            (catchBody(photo: "not base64!"), "photo: must be the image's bytes in standard base64 (got 11 characters that are not)"),
-            (catchBody(photo: pngHeader(width: 100_000, height: 100_000)),
-             "photo: must be at most 20,000 px on a side and 50 megapixels (got 100,000 × 100,000)"),
-            (catchBody(photo: pngHeader(width: 10_000, height: 6_000)),
-             "photo: must be at most 20,000 px on a side and 50 megapixels (got 10,000 × 6,000)"),
+            (
+                catchBody(photo: Data("Gone fishing. Bring the spoon and the worms.\n".utf8)),
+                "photo: not a JPEG, PNG, WebP or HEIC image"
+            ),
+            (
+                catchBody(photo: ""),
+                "photo: is empty (0 bytes): send a JPEG, PNG, WebP or HEIC image, or leave photo out"
+            ),
+            (
+                catchBody(photo: "not base64!"),
+                "photo: must be the image's bytes in standard base64 (got 11 characters that are not)"
+            ),
+            (
+                catchBody(photo: pngHeader(width: 100_000, height: 100_000)),
+                "photo: must be at most 20,000 px on a side and 50 megapixels (got 100,000 × 100,000)"
+            ),
+            (
+                catchBody(photo: pngHeader(width: 10_000, height: 6_000)),
+                "photo: must be at most 20,000 px on a side and 50 megapixels (got 10,000 × 6,000)"
+            ),
             (String(catchBody.dropLast()) + #","photo":12}"#, "photo: expected a string"),
         ]
         for (body, message) in cases {
@@ -199,7 +218,9 @@ struct PhotoTests {
         let tooBig = try await h.records.fails(
             "records.catch.add", catchBody(photo: Data(repeating: 0xFF, count: limit.requestMaxBytes)))
         #expect(tooBig.code == .invalidArgument)
-        #expect(tooBig.message.contains("no method of records accepts more than \(limit.requestMaxBytes)"), "\(tooBig.message)")
+        #expect(
+            tooBig.message.contains("no method of records accepts more than \(limit.requestMaxBytes)"),
+            "\(tooBig.message)")
         // Other methods keep the small default.
         let info = try await h.records.dispatcher.handle(Data(#"{"v":1,"id":"i","method":"$srv.info"}"#.utf8))
         let methods = try #require(try WireCoding.decode(Reply.self, from: info).result?["methods"]?.arrayValue)
@@ -227,7 +248,8 @@ struct PhotoTests {
         #expect(h.files().count == 2)
 
         // Another user cannot reach it through someone else's catch.
-        let stranger = try await h.records.fails("records.catch.photo.get", #"{"id":"\#(first["id"]!.string)"}"#, as: "bob")
+        let stranger = try await h.records.fails(
+            "records.catch.photo.get", #"{"id":"\#(first["id"]!.string)"}"#, as: "bob")
         #expect(stranger.code == .notFound)
         #expect(stranger.field == "id")
 
@@ -277,7 +299,8 @@ struct PhotoTests {
         let renamed = try await h.records.ok("records.catch.update", #"{"id":"\#(id)","species":"Perch"}"#)
         #expect(renamed["photo"]?["hash"] == .string(Crypto.sha256Hex(one)))
 
-        let replaced = try await h.records.ok("records.catch.update", #"{"id":"\#(id)","photo":"\#(two.base64EncodedString())"}"#)
+        let replaced = try await h.records.ok(
+            "records.catch.update", #"{"id":"\#(id)","photo":"\#(two.base64EncodedString())"}"#)
         #expect(replaced["photo"]?["hash"] == .string(Crypto.sha256Hex(two)))
         #expect(replaced["photo"]?["width"] == 300)
         #expect(try await h.records.count("photo") == 1)
@@ -298,10 +321,12 @@ struct PhotoTests {
         let jpeg = try await image(width: 400, height: 400)
         // The image is fine; the catch is not: the commit refuses it after the files were written.
         let unknown = try await h.records.fails(
-            "records.catch.update", #"{"id":"01900000-0000-7000-8000-000000000000","photo":"\#(jpeg.base64EncodedString())"}"#)
+            "records.catch.update",
+            #"{"id":"01900000-0000-7000-8000-000000000000","photo":"\#(jpeg.base64EncodedString())"}"#)
         #expect(unknown.code == .notFound)
         let invalid = try await h.records.fails(
-            "records.catch.add", String(catchBody(photo: jpeg).replacingOccurrences(of: #""latitude":59.3"#, with: #""latitude":91"#)))
+            "records.catch.add",
+            String(catchBody(photo: jpeg).replacingOccurrences(of: #""latitude":59.3"#, with: #""latitude":91"#)))
         #expect(invalid.field == "latitude")
         #expect(try await h.records.count("photo") == 0)
         #expect(h.files() == [])
@@ -322,14 +347,17 @@ struct PhotoTests {
     @Test func theSweepRemovesWhatNoRowNames() async throws {
         let h = try PhotoHarness()
         defer { h.scratch.remove() }
-        let kept = try await h.records.ok("records.catch.add", catchBody(photo: try await image(width: 300, height: 200)))
+        let kept = try await h.records.ok(
+            "records.catch.add", catchBody(photo: try await image(width: 300, height: 200)))
         // Leftovers of a crash: a file whose row was deleted, and an old temporary file.
         let orphan = Crypto.sha256Hex(Data("orphan".utf8))
-        try FileManager.default.createDirectory(atPath: h.directory + "/" + orphan.prefix(2), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: h.directory + "/" + orphan.prefix(2), withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: h.file(orphan), contents: Data("x".utf8))
         let temporary = h.directory + "/" + orphan.prefix(2) + "/.tmp-crashed"
         FileManager.default.createFile(
-            atPath: temporary, contents: Data("y".utf8), attributes: [.modificationDate: Date().addingTimeInterval(-3600)])
+            atPath: temporary, contents: Data("y".utf8),
+            attributes: [.modificationDate: Date().addingTimeInterval(-3600)])
         let fresh = h.directory + "/" + orphan.prefix(2) + "/.tmp-writing"
         FileManager.default.createFile(atPath: fresh, contents: Data("z".utf8))
         #expect(h.files().count == 5)
@@ -338,6 +366,31 @@ struct PhotoTests {
         #expect(h.files().count == 3)  // the photo, its thumbnail, the upload still being written
         #expect(FileManager.default.fileExists(atPath: fresh))
         #expect(FileManager.default.fileExists(atPath: h.file(kept["photo"]!["hash"]!.string)))
+    }
+
+    @Test func migratingAVersion1DatabaseKeepsItsCatches() throws {
+        let database = try DatabaseQueue()
+        try RecordsService.migrator.migrate(database, upTo: "records.v1")
+        try database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO fishCatch (id, userId, species, weight, weightUnit, weightMg, bait, water, latitude,
+                        longitude, caughtAt, released, conditionsStatus, createdAt, updatedAt)
+                    VALUES ('c1', 'alice', 'Pike', 2500, 'kg', 2500000, 'spoon', 'fresh', 59.3, 18.1, 1, 0, 'pending', 1, 1)
+                    """)
+        }
+        try RecordsService.migrator.migrate(database)
+        let row = try database.read { db in try Row.fetchOne(db, sql: "SELECT * FROM catchView WHERE id = 'c1'") }
+        #expect(row?["species"] == "Pike")
+        #expect(row?["photoHash"] == nil)
+        // photoHash is now a foreign key: it cannot name a photo that is not stored.
+        #expect(throws: DatabaseError.self) {
+            try database.write { db in
+                try db.execute(
+                    sql: "UPDATE fishCatch SET photoHash = ? WHERE id = 'c1'",
+                    arguments: [String(repeating: "a", count: 64)])
+            }
+        }
     }
 
     @Test func deletingAnAccountDropsItsPhotosAndTheSweepTheirFiles() async throws {

@@ -87,7 +87,8 @@ struct Catch: Encodable, Sendable, Equatable {
 
     static func find(_ db: Database, userId: String, id: String) throws -> Catch {
         guard
-            let row = try Row.fetchOne(db, sql: "SELECT * FROM catchView WHERE userId = ? AND id = ?", arguments: [userId, id])
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM catchView WHERE userId = ? AND id = ?", arguments: [userId, id])
         else { throw notFound("catch", id) }
         return Catch(row: row)
     }
@@ -250,39 +251,39 @@ extension Records {
                 return WithPhoto(body: body, work: work)
             },
             { prepared, context, db in
-            let body = prepared.body
-            let at = now()
-            var fish = Catch(id: ID.make(at: at), at: at)
-            fish.species = try requiredText(body.species, "species", max: 80)
-            fish.weight = body.weight
-            fish.weightUnit = body.weightUnit
-            fish.length = body.length
-            fish.lengthUnit = body.length == nil ? nil : body.lengthUnit
-            fish.bait = try bait(body.bait ?? "")
-            fish.water = body.water
-            fish.latitude = body.latitude
-            fish.longitude = body.longitude
-            if let caughtAt = body.caughtAt {
-                try notInFuture(caughtAt, "caughtAt", now: at)
-                fish.caughtAt = Date(ms: caughtAt.ms)
-            }
-            fish.note = try optionalText(body.note, "note", max: 500)
-            fish.released = body.released ?? false
-            try fish.validate()
-            if let photo = prepared.work.upload {
-                try PhotoStore.reference(db, photo)
-                fish.photo = photo
-            }
-            try db.execute(
-                sql: """
-                    INSERT INTO fishCatch (species, weight, weightUnit, weightMg, length, lengthUnit, bait, water, latitude,
-                        longitude, caughtAt, note, released, photoHash, conditionsStatus, conditionsReason,
-                        conditionsSummary, updatedAt, id, userId, createdAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: fish.arguments + [fish.id, context.userId, at.ms])
-            try Outbox.append(db, type: "catch.created", userId: context.userId, data: fish, at: at)
-            return fish
+                let body = prepared.body
+                let at = now()
+                var fish = Catch(id: ID.make(at: at), at: at)
+                fish.species = try requiredText(body.species, "species", max: 80)
+                fish.weight = body.weight
+                fish.weightUnit = body.weightUnit
+                fish.length = body.length
+                fish.lengthUnit = body.length == nil ? nil : body.lengthUnit
+                fish.bait = try bait(body.bait ?? "")
+                fish.water = body.water
+                fish.latitude = body.latitude
+                fish.longitude = body.longitude
+                if let caughtAt = body.caughtAt {
+                    try notInFuture(caughtAt, "caughtAt", now: at)
+                    fish.caughtAt = Date(ms: caughtAt.ms)
+                }
+                fish.note = try optionalText(body.note, "note", max: 500)
+                fish.released = body.released ?? false
+                try fish.validate()
+                if let photo = prepared.work.upload {
+                    try PhotoStore.reference(db, photo)
+                    fish.photo = photo
+                }
+                try db.execute(
+                    sql: """
+                        INSERT INTO fishCatch (species, weight, weightUnit, weightMg, length, lengthUnit, bait, water, latitude,
+                            longitude, caughtAt, note, released, photoHash, conditionsStatus, conditionsReason,
+                            conditionsSummary, updatedAt, id, userId, createdAt)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: fish.arguments + [fish.id, context.userId, at.ms])
+                try Outbox.append(db, type: "catch.created", userId: context.userId, data: fish, at: at)
+                return fish
             }, settle: { await photos.settle($0.work) })
 
         router.read("records.catch.get") { (body: IdBody, context) in
@@ -297,61 +298,64 @@ extension Records {
                 return WithPhoto(body: body, work: work)
             },
             { prepared, context, db in
-            let body = prepared.body
-            let at = now()
-            let before = try Catch.find(db, userId: context.userId, id: body.id)
-            var fish = before
-            if let species = body.species { fish.species = try requiredText(species, "species", max: 80) }
-            if let weight = body.weight { fish.weight = weight }
-            if let unit = body.weightUnit { fish.weightUnit = unit }
-            fish.length = body.length.applied(to: fish.length)
-            fish.lengthUnit = fish.length == nil ? nil : body.lengthUnit.applied(to: fish.lengthUnit)
-            if let bait = body.bait { fish.bait = try self.bait(bait) }
-            if let water = body.water { fish.water = water }
-            if let latitude = body.latitude { fish.latitude = latitude }
-            if let longitude = body.longitude { fish.longitude = longitude }
-            if let caughtAt = body.caughtAt {
-                try notInFuture(caughtAt, "caughtAt", now: at)
-                fish.caughtAt = Date(ms: caughtAt.ms)
-            }
-            fish.note = try optionalText(body.note.applied(to: fish.note), "note", max: 500)
-            if let released = body.released { fish.released = released }
-            try fish.validate()
-            let placeOrTimeChanged =
-                fish.latitude != before.latitude || fish.longitude != before.longitude || fish.caughtAt != before.caughtAt
-            if placeOrTimeChanged { fish.conditions = .pending }
-            fish.updatedAt = at
-            switch body.photo {
-            case .unchanged: break
-            case .clear: fish.photo = nil
-            case .set: fish.photo = prepared.work.upload
-            }
-            if let photo = fish.photo, photo != before.photo { try PhotoStore.reference(db, photo) }
-            try db.execute(
-                sql: """
-                    UPDATE fishCatch SET species = ?, weight = ?, weightUnit = ?, weightMg = ?, length = ?, lengthUnit = ?,
-                        bait = ?, water = ?, latitude = ?, longitude = ?, caughtAt = ?, note = ?, released = ?,
-                        photoHash = ?, conditionsStatus = ?, conditionsReason = ?, conditionsSummary = ?, updatedAt = ?
-                    WHERE id = ? AND userId = ?
-                    """,
-                arguments: fish.arguments + [fish.id, context.userId])
-            try Outbox.append(
-                db, type: "catch.updated", userId: context.userId,
-                data: CatchUpdated(record: fish, placeOrTimeChanged: placeOrTimeChanged), at: at)
-            if let old = before.photo, old.hash != fish.photo?.hash {
-                try PhotoStore.dereference(db, old, work: prepared.work)
-            }
-            return fish
+                let body = prepared.body
+                let at = now()
+                let before = try Catch.find(db, userId: context.userId, id: body.id)
+                var fish = before
+                if let species = body.species { fish.species = try requiredText(species, "species", max: 80) }
+                if let weight = body.weight { fish.weight = weight }
+                if let unit = body.weightUnit { fish.weightUnit = unit }
+                fish.length = body.length.applied(to: fish.length)
+                fish.lengthUnit = fish.length == nil ? nil : body.lengthUnit.applied(to: fish.lengthUnit)
+                if let bait = body.bait { fish.bait = try self.bait(bait) }
+                if let water = body.water { fish.water = water }
+                if let latitude = body.latitude { fish.latitude = latitude }
+                if let longitude = body.longitude { fish.longitude = longitude }
+                if let caughtAt = body.caughtAt {
+                    try notInFuture(caughtAt, "caughtAt", now: at)
+                    fish.caughtAt = Date(ms: caughtAt.ms)
+                }
+                fish.note = try optionalText(body.note.applied(to: fish.note), "note", max: 500)
+                if let released = body.released { fish.released = released }
+                try fish.validate()
+                let placeOrTimeChanged =
+                    fish.latitude != before.latitude || fish.longitude != before.longitude
+                    || fish.caughtAt != before.caughtAt
+                if placeOrTimeChanged { fish.conditions = .pending }
+                fish.updatedAt = at
+                switch body.photo {
+                case .unchanged: break
+                case .clear: fish.photo = nil
+                case .set: fish.photo = prepared.work.upload
+                }
+                if let photo = fish.photo, photo != before.photo { try PhotoStore.reference(db, photo) }
+                try db.execute(
+                    sql: """
+                        UPDATE fishCatch SET species = ?, weight = ?, weightUnit = ?, weightMg = ?, length = ?, lengthUnit = ?,
+                            bait = ?, water = ?, latitude = ?, longitude = ?, caughtAt = ?, note = ?, released = ?,
+                            photoHash = ?, conditionsStatus = ?, conditionsReason = ?, conditionsSummary = ?, updatedAt = ?
+                        WHERE id = ? AND userId = ?
+                        """,
+                    arguments: fish.arguments + [fish.id, context.userId])
+                try Outbox.append(
+                    db, type: "catch.updated", userId: context.userId,
+                    data: CatchUpdated(record: fish, placeOrTimeChanged: placeOrTimeChanged), at: at)
+                if let old = before.photo, old.hash != fish.photo?.hash {
+                    try PhotoStore.dereference(db, old, work: prepared.work)
+                }
+                return fish
             }, settle: { await photos.settle($0.work) })
 
         router.write(
             "records.catch.delete", prepare: { (body: IdBody, _) in WithPhoto(body: body, work: PhotoWork()) },
             { prepared, context, db in
                 let fish = try Catch.find(db, userId: context.userId, id: prepared.body.id)
-                try db.execute(sql: "DELETE FROM fishCatch WHERE userId = ? AND id = ?", arguments: [context.userId, fish.id])
+                try db.execute(
+                    sql: "DELETE FROM fishCatch WHERE userId = ? AND id = ?", arguments: [context.userId, fish.id])
                 if let photo = fish.photo { try PhotoStore.dereference(db, photo, work: prepared.work) }
                 try Outbox.append(
-                    db, type: "catch.deleted", userId: context.userId, data: CatchDeleted(id: fish.id, userId: context.userId),
+                    db, type: "catch.deleted", userId: context.userId,
+                    data: CatchDeleted(id: fish.id, userId: context.userId),
                     at: now())
                 return Deleted()
             }, settle: { await photos.settle($0.work) })
@@ -375,7 +379,8 @@ extension Records {
             }
             return thumbnail
                 ? PhotoData(
-                    contentType: "image/jpeg", data: data.base64EncodedString(), hash: hash, width: photo.thumbnail.width,
+                    contentType: "image/jpeg", data: data.base64EncodedString(), hash: hash,
+                    width: photo.thumbnail.width,
                     height: photo.thumbnail.height)
                 : PhotoData(
                     contentType: photo.contentType, data: data.base64EncodedString(), hash: hash, width: photo.width,
@@ -416,7 +421,8 @@ extension Records {
             }
             return try await database.read { db in
                 try Pagination.page(
-                    db, sql: sql, arguments: [context.userId, water, water] + after, limit: limit, sort: sort.rawValue, key: key,
+                    db, sql: sql, arguments: [context.userId, water, water] + after, limit: limit, sort: sort.rawValue,
+                    key: key,
                     row: Catch.init(row:))
             }
         }
@@ -426,6 +432,8 @@ extension Records {
     func bait(_ value: String) throws -> String {
         try requiredText(
             value, "bait", max: 80,
-            rule: "is required, 1–80 characters: the logbook warns when a catch has no bait (write \"unknown\" if you do not know it)")
+            rule:
+                "is required, 1–80 characters: the logbook warns when a catch has no bait (write \"unknown\" if you do not know it)"
+        )
     }
 }

@@ -30,7 +30,9 @@ public struct PhotoSettings: Sendable {
     public var maxBytes: Int
     public var thumbnailer: Thumbnailer
 
-    public init(directory: String, maxBytes: Int = PhotoSettings.defaultMaxBytes, thumbnailer: Thumbnailer = Thumbnailer()) {
+    public init(
+        directory: String, maxBytes: Int = PhotoSettings.defaultMaxBytes, thumbnailer: Thumbnailer = Thumbnailer()
+    ) {
         self.directory = directory
         self.maxBytes = maxBytes
         self.thumbnailer = thumbnailer
@@ -47,7 +49,8 @@ public struct PhotoSettings: Sendable {
         if let text = stack.setting(RecordsService.name, "PHOTO_MAX_BYTES") {
             guard let value = Int(text), (1...(1 << 30)).contains(value) else {
                 throw ConfigurationError(
-                    "LOGBOOK_RECORDS_PHOTO_MAX_BYTES must be a whole number of bytes from 1 to 1073741824 (got \"\(text)\")")
+                    "LOGBOOK_RECORDS_PHOTO_MAX_BYTES must be a whole number of bytes from 1 to 1073741824 (got \"\(text)\")"
+                )
             }
             maxBytes = value
         }
@@ -78,7 +81,8 @@ struct Photo: Codable, Sendable, Equatable {
         bytes = row["photoBytes"]
         width = row["photoWidth"]
         height = row["photoHeight"]
-        thumbnail = PhotoThumbnail(hash: row["photoThumbHash"], width: row["photoThumbWidth"], height: row["photoThumbHeight"])
+        thumbnail = PhotoThumbnail(
+            hash: row["photoThumbHash"], width: row["photoThumbWidth"], height: row["photoThumbHeight"])
     }
 
     init(hash: String, contentType: String, bytes: Int, width: Int, height: Int, thumbnail: PhotoThumbnail) {
@@ -141,17 +145,22 @@ public final class PhotoStore: Sendable {
     /// pinned until `settle`. Nothing is written unless the image is accepted.
     func prepare(base64: String) async throws -> PhotoWork {
         guard let data = Data(base64Encoded: base64) else {
-            throw ServiceError.invalid("photo", "must be the image's bytes in standard base64 (got \(base64.utf8.count) characters that are not)")
+            throw ServiceError.invalid(
+                "photo",
+                "must be the image's bytes in standard base64 (got \(base64.utf8.count) characters that are not)")
         }
         guard !data.isEmpty else {
-            throw ServiceError.invalid("photo", "is empty (0 bytes): send a JPEG, PNG, WebP or HEIC image, or leave photo out")
+            throw ServiceError.invalid(
+                "photo", "is empty (0 bytes): send a JPEG, PNG, WebP or HEIC image, or leave photo out")
         }
         if data.count > settings.maxBytes {
             let (limit, got) = (Self.size(settings.maxBytes), Self.size(data.count))
             // Just over the limit, rounding would show the same size twice: give the bytes.
             throw limit == got
                 ? ServiceError.invalid(
-                    "photo", "must be at most \(limit) = \(Self.grouped(settings.maxBytes)) bytes (got \(Self.grouped(data.count)) bytes)")
+                    "photo",
+                    "must be at most \(limit) = \(Self.grouped(settings.maxBytes)) bytes (got \(Self.grouped(data.count)) bytes)"
+                )
                 : ServiceError.invalid("photo", "must be at most \(limit) (got \(got))")
         }
         let made: Thumbnailer.Result
@@ -232,7 +241,8 @@ public final class PhotoStore: Sendable {
             do {
                 return try Data(contentsOf: URL(fileURLWithPath: path))
             } catch {
-                self.logger.error("photo file unreadable", metadata: ["photo.hash": "\(hash)", "error.detail": "\(error)"])
+                self.logger.error(
+                    "photo file unreadable", metadata: ["photo.hash": "\(hash)", "error.detail": "\(error)"])
                 throw ServiceError(.internal, "the photo's file could not be read")
             }
         }
@@ -256,7 +266,8 @@ public final class PhotoStore: Sendable {
                     let path = root + "/" + shard + "/" + name
                     if name.hasPrefix(".tmp-") {
                         // An upload still writing is younger than ten minutes.
-                        let modified = (try? fm.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? .distantPast
+                        let modified =
+                            (try? fm.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? .distantPast
                         if modified < stale, unlink(path) == 0 { removed += 1 }
                     } else if name.utf8.count == 62, Self.isHex(name) {
                         candidates.insert(shard + name)
@@ -360,7 +371,9 @@ public final class PhotoStore: Sendable {
 
     private func fileError(_ operation: String, _ path: String) -> any Error {
         let detail = String(cString: strerror(errno))
-        logger.error("photo storage failed", metadata: ["file.operation": "\(operation)", "file.path": "\(path)", "error.detail": "\(detail)"])
+        logger.error(
+            "photo storage failed",
+            metadata: ["file.operation": "\(operation)", "file.path": "\(path)", "error.detail": "\(detail)"])
         return ServiceError(.internal, "the photo could not be stored")
     }
 
@@ -427,7 +440,9 @@ struct PhotoSweeper: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 let removed = try await store.sweep()
-                if removed > 0 { logger.info("photo sweep removed orphan files", metadata: ["photo.removed": "\(removed)"]) }
+                if removed > 0 {
+                    logger.info("photo sweep removed orphan files", metadata: ["photo.removed": "\(removed)"])
+                }
             } catch {
                 logger.warning("photo sweep failed", metadata: ["error.detail": "\(error)"])
             }
