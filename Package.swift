@@ -37,7 +37,9 @@ struct ServiceTargets {
 
 let services: [ServiceTargets] = [
     ServiceTargets(folder: "Auth", library: "AuthService", executable: "auth", dependencies: ["Runtime", "CSodium"]),
-    ServiceTargets(folder: "Records", library: "RecordsService", executable: "records"),
+    ServiceTargets(
+        folder: "Records", library: "RecordsService", executable: "records", dependencies: ["Runtime", "Imaging"],
+        testDependencies: ["Imaging"]),
     ServiceTargets(
         folder: "WeatherFetcher", library: "WeatherFetcherService", executable: "weather-fetcher",
         testDependencies: ["TestSupport"]),
@@ -65,6 +67,11 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Shared/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CVips", path: "Shared/CVips", pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]),
+        // Non-variadic C wrappers: Swift cannot call libvips's NULL-terminated option lists.
+        .target(name: "CVipsShim", dependencies: ["CVips"], path: "Shared/CVipsShim"),
 
         // MARK: Shared libraries
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ", swiftSettings: swiftSettings),
@@ -81,6 +88,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
+        .target(name: "Imaging", dependencies: ["CVipsShim"], path: "Shared/Imaging", swiftSettings: swiftSettings),
 
         // MARK: The gateway CLI
         .target(
@@ -95,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "logbook-bench",
             dependencies: [
-                "Runtime", "ZMQ", "RecordsService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "ZMQ", "RecordsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 
@@ -110,7 +118,7 @@ let package = Package(
         // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Runtime", "TestSupport", "logbook"] + services.map { .target(name: $0.executable) },
+            dependencies: ["Runtime", "TestSupport", "Imaging", "logbook"] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ] + services.flatMap(\.targets)
 )

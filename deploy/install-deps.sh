@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(libzmq3-dev libsqlite3-dev libsodium-dev pkg-config)
+# libvips-dev: catch photos (thumbnails, format checks); Debian's build reads HEIC too.
+packages=(libzmq3-dev libsqlite3-dev libsodium-dev libvips-dev pkg-config)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -119,6 +119,20 @@ public struct Router: Sendable {
         prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
         _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result
     ) {
+        write(method, access: access, maxBytes: maxBytes, prepare: prepare, commit, settle: { _ in })
+    }
+
+    /// A write whose preparation leaves something outside the database (files a photo
+    /// upload wrote, files a deleted photo no longer needs): `settle` runs once the
+    /// transaction is over, committed or not, with what `prepare` made. It is not called
+    /// when `prepare` throws or when the request is answered from the idempotency log
+    /// before preparing.
+    public mutating func write<Body: Decodable & Sendable, Prepared: Sendable, Result: Encodable & Sendable>(
+        _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
+        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result,
+        settle: @escaping @Sendable (Prepared) async -> Void
+    ) {
         guard let commits else { preconditionFailure("write route \(method) needs a GroupCommitter") }
         add(
             Route(method: method, access: access, kind: .write, maxBytes: maxBytes) { frame, context in
@@ -134,22 +148,30 @@ public struct Router: Sendable {
                     if case .replay(let stored) = lookup { return stored }
                 }
                 let prepared = try await prepare(body, context)
-                return try await commits.write { db in
-                    if let key,
-                        case .replay(let stored) = try Idempotency.lookup(
-                            db, principal: principal, key: key, requestHash: requestHash)
-                    {
-                        return stored
+                let encoded: Data
+                do {
+                    encoded = try await commits.write { db in
+                        if let key,
+                            case .replay(let stored) = try Idempotency.lookup(
+                                db, principal: principal, key: key, requestHash: requestHash)
+                        {
+                            return stored
+                        }
+                        try context.checkDeadline()
+                        let encoded = try WireCoding.encode(try commit(prepared, context, db))
+                        if let key {
+                            try Idempotency.record(
+                                db, principal: principal, key: key, requestHash: requestHash, method: method,
+                                result: encoded)
+                        }
+                        return encoded
                     }
-                    try context.checkDeadline()
-                    let encoded = try WireCoding.encode(try commit(prepared, context, db))
-                    if let key {
-                        try Idempotency.record(
-                            db, principal: principal, key: key, requestHash: requestHash, method: method,
-                            result: encoded)
-                    }
-                    return encoded
+                } catch {
+                    await settle(prepared)
+                    throw error
                 }
+                await settle(prepared)
+                return encoded
             })
     }
 

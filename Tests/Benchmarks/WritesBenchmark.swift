@@ -44,7 +44,9 @@ struct WritesBenchmark: AsyncParsableCommand {
             descriptor: ServiceDescriptor(name: "records"),
             database: DatabaseSettings(path: directory + "/records.sqlite", durability: durability),
             migrator: RecordsService.migrator, eventsEndpoint: "ipc://\(directory)/records.events.sock", logger: logger)
-        let dispatcher = host.dispatcher(router: RecordsService.router(host: host), sessions: BenchSessions())
+        let photos = PhotoStore(
+            settings: PhotoSettings(directory: directory + "/records-photos"), database: host.database, logger: logger)
+        let dispatcher = host.dispatcher(router: RecordsService.router(host: host, photos: photos), sessions: BenchSessions())
         let endpoint = "ipc://\(directory)/records.sock"
         let group = ServiceGroup(services: host.services(dispatcher: dispatcher, endpoint: endpoint), logger: logger)
         let task = Task { try await group.run() }

@@ -53,14 +53,20 @@ struct Harness {
     let host: ServiceHost
     let dispatcher: Dispatcher
     let clock: TestClock
+    let photos: PhotoStore
 
-    init(path: String? = nil, clock: TestClock = TestClock()) throws {
+    /// - Parameter photos: where photos go; by default a directory under /tmp that is only
+    ///   created when a test stores a photo.
+    init(path: String? = nil, clock: TestClock = TestClock(), photos settings: PhotoSettings? = nil) throws {
         var logger = Logger(label: "records-test")
         logger.logLevel = .critical
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: "records"), database: DatabaseSettings(path: path),
             migrator: RecordsService.migrator, eventsEndpoint: nil, logger: logger)
-        dispatcher = host.dispatcher(router: RecordsService.router(host: host, now: clock.closure), sessions: TestSessions())
+        let settings = settings ?? PhotoSettings(directory: "/tmp/lb-photos-\(UUID().uuidString.prefix(8).lowercased())")
+        photos = PhotoStore(settings: settings, database: host.database, logger: logger)
+        dispatcher = host.dispatcher(
+            router: RecordsService.router(host: host, photos: photos, now: clock.closure), sessions: TestSessions())
         self.clock = clock
     }
 
@@ -127,6 +133,7 @@ struct Harness {
         case "timer": sql = "SELECT COUNT(*) FROM timer"
         case "timeEntry": sql = "SELECT COUNT(*) FROM timeEntry"
         case "idempotency": sql = "SELECT COUNT(*) FROM idempotency"
+        case "photo": sql = "SELECT COUNT(*) FROM photo"
         default: preconditionFailure("unknown table \(table)")
         }
         return try await host.database.read { try Int.fetchOne($0, sql: sql) ?? 0 }

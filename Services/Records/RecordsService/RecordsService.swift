@@ -18,10 +18,12 @@ public enum RecordsService {
     public static var migrator: DatabaseMigrator { Schema.migrator }
 
     /// Every records method on a router bound to `host`'s database.
-    /// - Parameter now: the clock (tests move it to exercise timers).
-    public static func router(host: ServiceHost, now: @escaping Now = { Date() }) -> Router {
+    /// - Parameters:
+    ///   - photos: where catch photos are stored (shared with its sweeper).
+    ///   - now: the clock (tests move it to exercise timers).
+    public static func router(host: ServiceHost, photos: PhotoStore, now: @escaping Now = { Date() }) -> Router {
         var router = host.makeRouter()
-        let records = Records(database: host.database, now: now)
+        let records = Records(database: host.database, photos: photos, now: now)
         records.registerVehicles(&router)
         records.registerFillups(&router)
         records.registerCatches(&router)
@@ -46,6 +48,8 @@ public enum RecordsService {
         for sql in Schema.userTables {
             try db.execute(sql: sql, arguments: [userId])
         }
+        // Their photos' files go at the next sweep (no hook runs after this transaction).
+        try PhotoStore.deleteUnreferenced(db)
         try Idempotency.purge(db, principal: userId)
         try Outbox.redact(db, userId: userId)
     }
@@ -58,17 +62,19 @@ public func makeRecordsService(stack: StackConfiguration, logger: Logger) throws
     let host = try ServiceHost(
         descriptor: ServiceDescriptor(name: RecordsService.name), database: stack.databaseSettings(RecordsService.name),
         migrator: RecordsService.migrator, eventsEndpoint: stack.eventsEndpoint(RecordsService.name), logger: logger)
-    let dispatcher = host.dispatcher(router: RecordsService.router(host: host), sessions: sessions.cache)
+    let photos = PhotoStore(settings: try PhotoSettings(stack: stack), database: host.database, logger: host.logger)
+    let dispatcher = host.dispatcher(router: RecordsService.router(host: host, photos: photos), sessions: sessions.cache)
     let purge = try host.consumer(of: "auth", configuration: stack, handler: RecordsService.applyAuthEvent)
     let conditions = try host.consumer(
         of: "weather-fetcher", configuration: stack, handler: RecordsService.applyWeatherEvent)
     return host.services(
         dispatcher: dispatcher, endpoint: stack.endpoint(RecordsService.name),
-        extra: [sessions.consumer, purge, conditions])
+        extra: [sessions.consumer, purge, conditions, photos.sweeper()])
 }
 
-/// What every handler shares: the database for reads and the clock.
+/// What every handler shares: the database for reads, the photo store and the clock.
 struct Records: Sendable {
     let database: any DatabaseWriter
+    let photos: PhotoStore
     let now: Now
 }

@@ -13,6 +13,9 @@ enum Schema {
         migrator.registerMigration("records.v1") { db in
             try db.execute(sql: v1)
         }
+        migrator.registerMigration("records.v2.photos") { db in
+            try db.execute(sql: v2)
+        }
         return migrator
     }
 
@@ -152,6 +155,69 @@ enum Schema {
         );
         CREATE INDEX timeEntry_list ON timeEntry (userId, activityId, savedAt DESC, id DESC);
         CREATE INDEX timeEntry_user ON timeEntry (userId, durationMs);
+        """
+
+    /// Catch photos (docs/photos.md): one `photo` row per stored original, referenced by
+    /// `fishCatch.photoHash`, which becomes a foreign key — SQLite adds one only by
+    /// rebuilding the table (its documented 12-step procedure; the migrator checks foreign
+    /// keys before committing). `catchView` is a catch with its photo's columns.
+    static let v2 = """
+        CREATE TABLE photo (
+            hash TEXT PRIMARY KEY NOT NULL CHECK (length(hash) = 64),
+            contentType TEXT NOT NULL CHECK (contentType IN ('image/jpeg', 'image/png', 'image/webp', 'image/heic')),
+            bytes INTEGER NOT NULL CHECK (bytes > 0),
+            width INTEGER NOT NULL CHECK (width > 0),
+            height INTEGER NOT NULL CHECK (height > 0),
+            thumbHash TEXT NOT NULL CHECK (length(thumbHash) = 64),
+            thumbWidth INTEGER NOT NULL CHECK (thumbWidth > 0),
+            thumbHeight INTEGER NOT NULL CHECK (thumbHeight > 0)
+        ) WITHOUT ROWID;
+        CREATE INDEX photo_thumb ON photo (thumbHash);
+
+        CREATE TABLE fishCatch_v2 (
+            id TEXT PRIMARY KEY NOT NULL,
+            userId TEXT NOT NULL,
+            species TEXT NOT NULL COLLATE NOCASE CHECK (length(species) BETWEEN 1 AND 80),
+            weight INTEGER NOT NULL CHECK (weight > 0),
+            weightUnit TEXT NOT NULL CHECK (weightUnit IN ('kg', 'lb')),
+            weightMg INTEGER NOT NULL CHECK (weightMg > 0),
+            length INTEGER CHECK (length IS NULL OR length > 0),
+            lengthUnit TEXT CHECK (lengthUnit IN ('cm', 'in')),
+            bait TEXT NOT NULL CHECK (length(bait) BETWEEN 1 AND 80),
+            water TEXT NOT NULL CHECK (water IN ('fresh', 'salt')),
+            latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+            longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+            caughtAt INTEGER NOT NULL,
+            note TEXT CHECK (note IS NULL OR length(note) <= 500),
+            released INTEGER NOT NULL CHECK (released IN (0, 1)),
+            photoHash TEXT REFERENCES photo (hash),
+            conditionsStatus TEXT NOT NULL CHECK (conditionsStatus IN ('pending', 'ready', 'unavailable')),
+            conditionsReason TEXT,
+            conditionsSummary TEXT,
+            createdAt INTEGER NOT NULL,
+            updatedAt INTEGER NOT NULL,
+            CHECK ((length IS NULL) = (lengthUnit IS NULL))
+        );
+        -- No photo was ever stored before this version: photoHash was always NULL.
+        INSERT INTO fishCatch_v2 (id, userId, species, weight, weightUnit, weightMg, length, lengthUnit, bait, water,
+            latitude, longitude, caughtAt, note, released, photoHash, conditionsStatus, conditionsReason,
+            conditionsSummary, createdAt, updatedAt)
+        SELECT id, userId, species, weight, weightUnit, weightMg, length, lengthUnit, bait, water,
+            latitude, longitude, caughtAt, note, released, NULL, conditionsStatus, conditionsReason,
+            conditionsSummary, createdAt, updatedAt
+        FROM fishCatch;
+        DROP TABLE fishCatch;
+        ALTER TABLE fishCatch_v2 RENAME TO fishCatch;
+        CREATE INDEX catch_by_date ON fishCatch (userId, caughtAt DESC, id DESC);
+        CREATE INDEX catch_by_weight ON fishCatch (userId, weightMg DESC, id DESC);
+        CREATE INDEX catch_by_species ON fishCatch (userId, species, id);
+        CREATE INDEX catch_by_photo ON fishCatch (photoHash) WHERE photoHash IS NOT NULL;
+
+        CREATE VIEW catchView AS
+            SELECT fishCatch.*, photo.contentType AS photoContentType, photo.bytes AS photoBytes,
+                photo.width AS photoWidth, photo.height AS photoHeight, photo.thumbHash AS photoThumbHash,
+                photo.thumbWidth AS photoThumbWidth, photo.thumbHeight AS photoThumbHeight
+            FROM fishCatch LEFT JOIN photo ON photo.hash = fishCatch.photoHash;
         """
 
     /// Every table holding a user's rows, children first (for the account-deletion purge).

@@ -2,6 +2,7 @@
 // has two sections, fresh and salt water, as the app's table had; `map` writes GeoJSON.
 import ArgumentParser
 import Foundation
+import Runtime
 import Wire
 
 struct CatchGroup: AsyncParsableCommand {
@@ -49,11 +50,41 @@ enum Catches {
         }
     }
 
-    static func photo(_ path: String) throws -> JSONValue {
+    /// Reads a photo file, refusing it here when it is over the stack's photo limit
+    /// (LOGBOOK_RECORDS_PHOTO_MAX_BYTES, default 16 MiB) rather than sending megabytes the
+    /// service will refuse.
+    static func photo(_ path: String, configuration: StackConfiguration) throws -> JSONValue {
+        let limit = configuration.setting("records", "PHOTO_MAX_BYTES").flatMap(Int.init) ?? 16 * 1024 * 1024
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let size = attributes?[.size] as? Int, size > limit {
+            throw ServiceError.invalid("photo", "must be at most \(mebibytes(limit)) (got \(mebibytes(size)), \(path))")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ServiceError.invalid("photo", "cannot read \(path)")
         }
         return .string(data.base64EncodedString())
+    }
+
+    static func mebibytes(_ bytes: Int) -> String {
+        let value = Double(bytes) / 1_048_576
+        return value.rounded() == value ? "\(Int(value)) MiB" : String(format: "%.1f MiB", value)
+    }
+
+    /// "yes"/"no" for lists.
+    static func hasPhoto(_ fish: JSONValue) -> Bool { (fish["photo"] ?? .null) != .null }
+
+    /// The photo line of `catch show`: size, dimensions and thumbnail, or the placeholder.
+    static func photoText(_ fish: JSONValue) -> String {
+        guard let photo = fish["photo"], photo != .null else {
+            return "none (the app shows its \(fish["photoPlaceholder"]?.stringValue ?? "fish-shadow") placeholder)"
+        }
+        var text = "\(Output.cell(photo["contentType"])), \(Output.cell(photo["width"]))×\(Output.cell(photo["height"]))"
+        if let bytes = photo["bytes"]?.intValue { text += ", \(bytes) bytes" }
+        if let thumbnail = photo["thumbnail"], thumbnail != .null {
+            text += "; thumbnail \(Output.cell(thumbnail["width"]))×\(Output.cell(thumbnail["height"]))"
+        }
+        if let hash = photo["hash"]?.stringValue { text += "; sha256 \(hash.prefix(12))…" }
+        return text
     }
 }
 
@@ -103,7 +134,7 @@ struct CatchAdd: GatewayCommand {
         }
         if let at { body["caughtAt"] = try TimeText.wire(at, field: "caughtAt") }
         if let note { body["note"] = .string(note) }
-        if let photo { body["photo"] = try Catches.photo(photo) }
+        if let photo { body["photo"] = try Catches.photo(photo, configuration: context.configuration) }
         try await context.perform("records", "records.catch.add", body: .object(body), write: true) { fish in
             "added catch \(Output.cell(fish["id"])): \(Catches.describe(fish)); weather \(Catches.weather(fish))"
         }
@@ -145,22 +176,25 @@ struct CatchList: GatewayCommand {
         let headers = ["ID", "PHOTO", "DATE", "WEATHER", "WEIGHT", "BAIT", "SPECIES"]
         let row = { (fish: JSONValue) -> [String] in
             [
-                Output.cell(fish["id"]), (fish["photoHash"] ?? .null) == .null ? "no" : "yes", TimeText.local(fish["caughtAt"]),
+                Output.cell(fish["id"]), Catches.hasPhoto(fish) ? "yes" : "no", TimeText.local(fish["caughtAt"]),
                 Catches.weather(fish), Catches.weight(fish), Output.cell(fish["bait"]), Output.cell(fish["species"]),
             ]
         }
         if options.csv {
             let keys = [
                 "id", "water", "caughtAt", "species", "weight", "weightUnit", "length", "lengthUnit", "bait", "latitude",
-                "longitude", "released", "photoHash", "note",
+                "longitude", "released", "note",
             ]
             let rows = pages.flatMap { page in
                 page.1.items.map { fish in
-                    CSV.cells(fish, keys) + [CSV.cell(fish["conditions"]?["status"]), Catches.weather(fish)]
+                    CSV.cells(fish, keys) + [
+                        CSV.cell(fish["photo"]?["hash"] ?? .null), CSV.cell(fish["conditions"]?["status"]),
+                        Catches.weather(fish),
+                    ]
                 }
             }
             FileHandle.standardOutput.write(
-                Data(CSV.document(keys + ["conditionsStatus", "weather"], rows).utf8))
+                Data(CSV.document(keys + ["photoHash", "conditionsStatus", "weather"], rows).utf8))
             for (section, page) in pages where page.nextCursor != nil {
                 Output.errorLine("more \(section.rawValue)-water rows: --water \(section.rawValue) --cursor \(page.nextCursor!), or --all")
             }
@@ -219,7 +253,7 @@ struct CatchShow: GatewayCommand {
                 ("bait", Output.cell(fish["bait"])), ("water", Output.cell(fish["water"])),
                 ("place", "\(Output.cell(fish["latitude"])), \(Output.cell(fish["longitude"]))"),
                 ("caught at", TimeText.local(fish["caughtAt"])), ("released", Output.cell(fish["released"])),
-                ("note", Output.cell(fish["note"])), ("photo", Output.cell(fish["photoHash"])),
+                ("note", Output.cell(fish["note"])), ("photo", Catches.photoText(fish)),
             ]
             let conditions = fish["conditions"]?.objectValue ?? [:]
             pairs.append(("conditions", Output.cell(conditions["status"])))
@@ -325,7 +359,7 @@ struct CatchEdit: GatewayCommand {
         if let at { body["caughtAt"] = try TimeText.wire(at, field: "caughtAt") }
         if let released { body["released"] = .bool(released) }
         if let note { body["note"] = JSONValue.optionalText(note) }
-        if let photo { body["photo"] = try Catches.photo(photo) }
+        if let photo { body["photo"] = try Catches.photo(photo, configuration: context.configuration) }
         if noPhoto { body["photo"] = .null }
         guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
         try await context.perform("records", "records.catch.update", body: .object(body), write: true) { fish in
