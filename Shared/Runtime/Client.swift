@@ -49,12 +49,16 @@ extension Transport {
     }
 
     /// Encodes the typed body straight into the frame: a detour through JSONValue would
-    /// turn integers above 2^53 into doubles.
+    /// turn integers above 2^53 into doubles. Every request carries an idempotency key (a
+    /// fresh one unless the caller gave its own): the client's retries resend the same frame,
+    /// so a write whose first reply was lost is answered from the log, never applied twice.
+    /// Read methods ignore the key.
     private func send<Body: Encodable & Sendable>(_ method: String, body: Body, options: CallOptions) async throws -> Reply {
         let id = ID.make()
         let ms = options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000
         let header = RequestHeader(
-            id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey, deadlineMs: Int(ms))
+            id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey ?? id,
+            deadlineMs: Int(ms))
         let frame = try WireCoding.encode(OutgoingRequest(header: header, body: body))
         let data = try await exchange(frame, id: id, timeout: options.timeout)
         do {

@@ -137,12 +137,18 @@ public final class EventConsumer: Service, Sendable {
         /// How often to ask `events.since` even when nothing looks missing.
         public var pollInterval: Duration
         public var batchSize: Int
+        /// How long one `events.since` call may take.
+        public var rpcTimeout: Duration
 
-        public init(producer: String, eventsEndpoint: String, pollInterval: Duration = .seconds(5), batchSize: Int = 500) {
+        public init(
+            producer: String, eventsEndpoint: String, pollInterval: Duration = .seconds(5), batchSize: Int = 500,
+            rpcTimeout: Duration = .seconds(5)
+        ) {
             self.producer = producer
             self.eventsEndpoint = eventsEndpoint
             self.pollInterval = pollInterval
             self.batchSize = batchSize
+            self.rpcTimeout = rpcTimeout
         }
     }
 
@@ -263,7 +269,8 @@ public final class EventConsumer: Service, Sendable {
                 // `last` is the producer's current position; the event that comes with it is
                 // history this sink does not want.
                 let answer = try await producerRPC.call(
-                    "events.since", EventsSince(after: 0, limit: 1), as: EventsSinceResult.self)
+                    "events.since", EventsSince(after: 0, limit: 1), as: EventsSinceResult.self,
+                    options: CallOptions(timeout: settings.rpcTimeout))
                 applied.withLock { $0 = answer.last }
                 return answer.last
             } catch is CancellationError {
@@ -281,7 +288,8 @@ public final class EventConsumer: Service, Sendable {
         var position = position
         while true {
             let answer = try await producerRPC.call(
-                "events.since", EventsSince(after: position, limit: settings.batchSize), as: EventsSinceResult.self)
+                "events.since", EventsSince(after: position, limit: settings.batchSize), as: EventsSinceResult.self,
+                options: CallOptions(timeout: settings.rpcTimeout))
             let events = answer.events.filter { $0.seq > position }
             if events.isEmpty {
                 if answer.last < position {
