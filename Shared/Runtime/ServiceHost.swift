@@ -49,7 +49,10 @@ public final class ServiceHost: Sendable {
     /// Everything to run for this service: its server, its publisher's heartbeat, `extra`
     /// (consumers, fetch loops).
     public func services(dispatcher: Dispatcher, endpoint: String, extra: [any Service] = []) -> [any Service] {
-        var services: [any Service] = [ServiceServer(dispatcher: dispatcher, settings: ServerSettings(endpoint: endpoint), logger: logger)]
+        var services: [any Service] = [
+            ServiceServer(dispatcher: dispatcher, settings: ServerSettings(endpoint: endpoint), logger: logger),
+            IdempotencyJanitor(writer: database, logger: logger),
+        ]
         if let publisher { services.append(publisher) }
         services.append(contentsOf: extra)
         return services
@@ -113,5 +116,35 @@ public enum ServiceMain {
             return handler
         }
         return Logger(label: label)
+    }
+}
+
+/// Keeps the idempotency log from growing forever: once an hour, keys older than the
+/// retention (30 days) are forgotten. A request replayed after that is a new request.
+public struct IdempotencyJanitor: Service {
+    public static let retention: TimeInterval = 30 * 86_400
+    let writer: any DatabaseWriter
+    let logger: Logger
+    let interval: Duration
+
+    public init(writer: any DatabaseWriter, logger: Logger, interval: Duration = .seconds(3600)) {
+        self.writer = writer
+        self.logger = logger
+        self.interval = interval
+    }
+
+    public func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let cutoff = Date().addingTimeInterval(-Self.retention)
+                    let pruned = try await writer.write { try Idempotency.prune($0, before: cutoff) }
+                    if pruned > 0 { logger.info("idempotency keys pruned", metadata: ["idempotency.pruned": "\(pruned)"]) }
+                } catch {
+                    logger.warning("pruning idempotency keys failed", metadata: ["error.detail": "\(error)"])
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
     }
 }

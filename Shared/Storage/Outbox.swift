@@ -131,6 +131,13 @@ public enum Idempotency {
             arguments: [principal, key, requestHash, method, result, at.timeIntervalSince1970])
     }
 
+    /// Forgets keys recorded before `cutoff`; returns how many.
+    @discardableResult
+    public static func prune(_ db: Database, before cutoff: Date) throws -> Int {
+        try db.execute(sql: "DELETE FROM idempotency WHERE createdAt < ?", arguments: [cutoff.timeIntervalSince1970])
+        return db.changesCount
+    }
+
     /// Forgets everything a user's keys recorded (account deletion).
     public static func purge(_ db: Database, principal: String) throws {
         try db.execute(sql: "DELETE FROM idempotency WHERE principal = ?", arguments: [principal])

@@ -132,3 +132,19 @@ struct InProcess {
         }
     }
 }
+
+@Suite struct IdempotencyRetentionTests {
+    @Test func keysOlderThanTheRetentionArePruned() async throws {
+        let service = try InProcess()
+        _ = try await service.transport.call("test.note.add", NoteBody(text: "a"), as: NoteResult.self, options: CallOptions(idempotencyKey: "old"))
+        _ = try await service.transport.call("test.note.add", NoteBody(text: "b"), as: NoteResult.self, options: CallOptions(idempotencyKey: "new"))
+        try await service.host.database.write { db in
+            try db.execute(sql: "UPDATE idempotency SET createdAt = createdAt - ? WHERE key = 'old'", arguments: [31 * 86_400.0])
+        }
+        let cutoff = Date().addingTimeInterval(-IdempotencyJanitor.retention)
+        let pruned = try await service.host.database.write { try Idempotency.prune($0, before: cutoff) }
+        #expect(pruned == 1)
+        let left = try await service.host.database.read { try String.fetchAll($0, sql: "SELECT key FROM idempotency") }
+        #expect(left == ["new"])
+    }
+}
