@@ -183,7 +183,7 @@ enum FuelText {
         if let average = stats["average"]?.doubleValue {
             pairs.append(("average", "\(Analytics.number(average)) \(label)"))
         } else {
-            pairs.append(("average", "not yet: \(stats["reason"]?.stringValue ?? "no closed segment yet")"))
+            pairs.append(("average", stats["reason"]?.stringValue ?? "not yet: add one more full fill-up"))
         }
         for (key, title) in [("last", "last"), ("best", "best"), ("worst", "worst")] {
             if let point = stats[key], point != .null {
