@@ -21,6 +21,7 @@ public struct Logbook: AsyncParsableCommand {
             Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, DeleteAccount.self,
             CarGroup.self, FillupGroup.self, CatchGroup.self, ExpenseGroup.self, AttendGroup.self,
             ActivityGroup.self, TimerGroup.self, NetWorth.self,
+            StoreGroup.self, WalletCommand.self, QuoteCommand.self, FuelGroup.self, Suggest.self,
             Status.self, Call.self, Stack.self,
         ])
 

@@ -19,7 +19,7 @@ struct AttendGroup: AsyncParsableCommand {
               logbook attend history --limit 20
               logbook attend map -o office.geojson
             """,
-        subcommands: [AttendIn.self, AttendOut.self, AttendLatest.self, AttendHistory.self, AttendMap.self, AttendDelete.self])
+        subcommands: [AttendIn.self, AttendOut.self, AttendLatest.self, AttendHistory.self, AttendMap.self, AttendDelete.self, AttendHours.self])
 }
 
 struct EntryOptions: ParsableArguments {

@@ -17,7 +17,7 @@ struct ExpenseGroup: AsyncParsableCommand {
               logbook expense edit 0196… --amount 13.00 --description "with coffee"
               logbook expense delete 0196… --yes
             """,
-        subcommands: [ExpenseAdd.self, ExpenseList.self, ExpenseEdit.self, ExpenseDelete.self])
+        subcommands: [ExpenseAdd.self, ExpenseList.self, ExpenseEdit.self, ExpenseDelete.self, ExpenseSummary.self])
 }
 
 enum ExpenseSort: String, ExpressibleByArgument, CaseIterable { case date, amount }

@@ -1,0 +1,484 @@
+// The analytics service's answers (docs/protocol-analytics.md): `logbook fuel stats`,
+// `logbook expense summary`, `logbook attend hours` and `logbook suggest`. The analytics
+// service works from its own projections of the records; when it is not installed or does
+// not answer, these commands fail with `unavailable` (exit 7) naming it.
+import ArgumentParser
+import Foundation
+import Wire
+
+/// Calls to analytics and the pure texts of its answers (unit-tested).
+enum Analytics {
+    /// Sends `method` to analytics. When its executable is not installed here, waits at most
+    /// a second (it may still run elsewhere) and says it is not installed if it is silent.
+    static func send(_ context: Context, _ method: String, _ body: [String: JSONValue] = [:]) async throws -> JSONValue {
+        let executables = Executables(configuration: context.configuration)
+        let installed = executables.isInstalled("analytics")
+        do {
+            return try await context.send(
+                "analytics", method, body: .object(body), timeout: installed ? nil : min(context.timeout, .seconds(1)))
+        } catch let error as ServiceError where !installed && [.unavailable, .deadlineExceeded].contains(error.code) {
+            throw ServiceError(
+                .unavailable,
+                "the analytics service is not installed (no analytics executable in \(executables.directory)) "
+                    + "and did not answer; \(method) needs it")
+        }
+    }
+
+    /// A plain date `2026-05-01` (a real day), which analytics reads as a UTC day.
+    static func isDate(_ text: String) -> Bool { day(text) != nil }
+
+    static func day(_ text: String) -> Date? {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        guard t.count == 10 else { return nil }
+        let formatter = dayFormatter()
+        guard let date = formatter.date(from: t), formatter.string(from: date) == t else { return nil }
+        return date
+    }
+
+    static func dayFormatter() -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter
+    }
+
+    /// `day` moved by `days` (UTC calendar days): ("2026-05-31", 1) → "2026-06-01".
+    static func shift(_ text: String, days: Int) -> String? {
+        guard let date = day(text) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar.date(byAdding: .day, value: days, to: date).map { dayFormatter().string(from: $0) }
+    }
+
+    /// `--from`/`--to` as analytics reads them: a plain date stays a (UTC) day, and `--to DATE`
+    /// includes that day (analytics' `to` is exclusive); any other time is sent with its offset.
+    static func range(from: String?, to: String?) throws -> [String: JSONValue] {
+        var body: [String: JSONValue] = [:]
+        if let from {
+            body["from"] = isDate(from) ? .string(from.trimmingCharacters(in: .whitespaces)) : try TimeText.wire(from, field: "from")
+        }
+        if let to {
+            if let next = shift(to, days: 1) { body["to"] = .string(next) } else { body["to"] = try TimeText.wire(to, field: "to") }
+        }
+        return body
+    }
+
+    /// A ratio with 2 decimals: 27.08, 25.00.
+    static func number(_ value: Double?, decimals: Int = 2) -> String {
+        guard let value else { return "-" }
+        return String(format: "%.\(decimals)f", value)
+    }
+
+    /// A share as a percentage: 0.75 → "75%", 0.667 → "66.7%".
+    static func percent(_ share: Double?) -> String {
+        guard let share else { return "-" }
+        let tenths = (share * 1000).rounded()
+        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))%" : String(format: "%.1f%%", tenths / 10)
+    }
+
+    /// A fractional amount of minor units (an average, a cost per mile) as money with `extra`
+    /// decimals beyond the currency's when they are not zeros: (11.08, USD, 1) → "$0.111",
+    /// (300, USD, 1) → "$3.00", (177.42, USD, 0) → "$1.77".
+    static func money(minor: Double?, currency: String = "USD", extra: Int = 1) -> String {
+        guard let minor, minor.isFinite else { return "-" }
+        let exponent = Money.exponent(currency)
+        var scale = 1.0
+        for _ in 0..<extra { scale *= 10 }
+        let units = Int64((minor * scale).rounded())
+        var text = exponentPlain(units, decimals: exponent + extra)
+        var decimals = exponent + extra
+        while decimals > exponent, text.hasSuffix("0") {
+            text.removeLast()
+            decimals -= 1
+        }
+        if text.hasSuffix(".") { text.removeLast() }
+        let negative = text.hasPrefix("-")
+        let unsigned = negative ? String(text.dropFirst()) : text
+        let parts = unsigned.split(separator: ".", maxSplits: 1)
+        let grouped = Text.grouped(String(parts[0])) + (parts.count > 1 ? "." + parts[1] : "")
+        return currency.uppercased() == "USD"
+            ? (negative ? "-$" : "$") + grouped : (negative ? "-" : "") + grouped + " " + currency.uppercased()
+    }
+
+    /// An integer as a decimal with `decimals` places: (1108, 4) → "0.1108".
+    static func exponentPlain(_ units: Int64, decimals: Int) -> String {
+        let sign = units < 0 ? "-" : ""
+        var digits = String(units.magnitude)
+        guard decimals > 0 else { return sign + digits }
+        if digits.count <= decimals { digits = String(repeating: "0", count: decimals - digits.count + 1) + digits }
+        let split = digits.index(digits.endIndex, offsetBy: -decimals)
+        return sign + digits[..<split] + "." + digits[split...]
+    }
+
+    /// Milliseconds worked as hours and minutes: 30_600_000 → "8h 30m".
+    static func worked(milliseconds ms: Int64) -> String {
+        let minutes = ms.magnitude / 60_000
+        return "\(ms < 0 ? "-" : "")\(minutes / 60)h \(String(format: "%02d", Int(minutes % 60)))m"
+    }
+
+    /// A wire time as its local date: `2026-05-18`.
+    static func date(_ value: JSONValue?) -> String { String(TimeText.local(value).prefix(10)) }
+}
+
+// MARK: Fuel
+
+enum EconomyUnitsOption: String, ExpressibleByArgument, CaseIterable {
+    case mpgUS = "mpg-us", mpgUK = "mpg-uk", litresPer100km = "l-per-100km", kmPerLitre = "km-per-l"
+
+    /// The wire name: mpg_us, mpg_uk, l_per_100km, km_per_l.
+    var wire: String { rawValue.replacingOccurrences(of: "-", with: "_") }
+}
+
+struct FuelGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fuel",
+        abstract: "Fuel economy and costs of a car (from the analytics service).",
+        discussion: """
+            Economy is counted full fill-up to full fill-up: partial fills wait for the next full \
+            one, a missed fill restarts the count.
+            Examples:
+              logbook fuel stats                      # the selected car (`logbook car use`)
+              logbook fuel stats --car Van --units l-per-100km
+            """,
+        subcommands: [FuelStats.self])
+}
+
+struct FuelStats: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Average, last, best and worst economy, cost per distance, total spent, average price.",
+        discussion: """
+            Units default from the car's: gal → mpg-us; ukgal, or miles with litres → mpg-uk; \
+            km with litres → l-per-100km. When there is no average yet, says what it needs.
+            Examples:
+              logbook fuel stats
+              logbook fuel stats --car Civic --units km-per-l
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("The car's id or nickname (default: the selected car).", valueName: "car")) var car: String?
+    @Option(help: "mpg-us, mpg-uk, l-per-100km or km-per-l (default: from the car's units).") var units: EconomyUnitsOption?
+
+    func execute(_ context: Context) async throws {
+        let vehicle = try await Resolve.currentCar(context, car)
+        var body: [String: JSONValue] = ["vehicleId": vehicle["id"] ?? .null]
+        if let units { body["units"] = .string(units.wire) }
+        let stats = try await Analytics.send(context, "analytics.fuel.stats", body)
+        if context.json { return Output.json(stats) }
+        Output.line(FuelText.stats(stats, car: Output.cell(vehicle["nickname"])))
+    }
+}
+
+enum FuelText {
+    static func stats(_ stats: JSONValue, car: String) -> String {
+        let label = Output.cell(stats["unitLabel"])
+        let fills = stats["fills"]?.int64Value ?? 0
+        let segments = stats["closedSegments"]?.int64Value ?? 0
+        var lines = [
+            "\(car): \(fills) fill-up\(fills == 1 ? "" : "s"), \(segments) closed segment\(segments == 1 ? "" : "s"); economy in \(label)"
+        ]
+        var pairs: [(String, String)] = []
+        if let average = stats["average"]?.doubleValue {
+            pairs.append(("average", "\(Analytics.number(average)) \(label)"))
+        } else {
+            pairs.append(("average", stats["reason"]?.stringValue ?? "not yet: add one more full fill-up"))
+        }
+        for (key, title) in [("last", "last"), ("best", "best"), ("worst", "worst")] {
+            if let point = stats[key], point != .null {
+                pairs.append((title, "\(Analytics.number(point["value"]?.doubleValue)) \(label)  (\(Analytics.date(point["date"])))"))
+            }
+        }
+        let distanceUnit = stats["distanceUnit"]?.stringValue ?? ""
+        let volumeUnit = stats["volumeUnit"]?.stringValue ?? ""
+        if let waiting = stats["waiting"], waiting != .null {
+            let count = waiting["partialFills"]?.int64Value ?? 0
+            pairs.append((
+                "waiting",
+                "\(count) partial fill-up\(count == 1 ? "" : "s") (\(Quantity.text(waiting["distance"])) \(distanceUnit), "
+                    + "\(Quantity.text(waiting["volume"])) \(volumeUnit)) until the next full fill-up"
+            ))
+        }
+        for spending in stats["spending"]?.arrayValue ?? [] {
+            let currency = spending["currency"]?.stringValue ?? "USD"
+            let count = spending["fills"]?.int64Value ?? 0
+            pairs.append((
+                "total spent",
+                "\(Money.format(spending["totalMinor"]?.int64Value ?? 0, currency: currency)) on \(count) fill-up\(count == 1 ? "" : "s"), "
+                    + "\(Quantity.text(spending["volume"], grouped: true)) \(volumeUnit)"
+            ))
+            if let price = spending["averagePricePerUnitMinor"]?.doubleValue {
+                pairs.append(("average price", "\(Analytics.money(minor: price, currency: currency))/\(volumeUnit)"))
+            }
+            if let cost = spending["costPerDistance"], cost != .null {
+                let per = cost["per"]?.stringValue ?? distanceUnit
+                pairs.append(("cost per \(per)", Analytics.money(minor: cost["minor"]?.doubleValue, currency: currency)))
+            } else {
+                pairs.append(("cost per distance", "not yet: it needs a closed segment paid in \(currency)"))
+            }
+        }
+        if stats["spending"]?.arrayValue?.isEmpty ?? true { pairs.append(("total spent", "nothing yet")) }
+        lines.append(Output.fields(pairs))
+        return lines.joined(separator: "\n")
+    }
+}
+
+// MARK: Expenses
+
+enum SummaryPeriod: String, ExpressibleByArgument, CaseIterable { case day, week, month, year, category }
+
+struct ExpenseSummary: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "summary",
+        abstract: "Totals per day, week, month, year or category; average per day; the largest expenses.",
+        discussion: """
+            From the analytics service. Days are UTC days; weeks are ISO weeks (2026-W19). \
+            --to DATE includes that day. Currencies are never added together: each has its \
+            own totals.
+            Examples:
+              logbook expense summary                          # by month
+              logbook expense summary --by category --from 2026-05-01 --to 2026-05-31
+              logbook expense summary --by week --csv
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "day, week, month (default), year or category.") var by: SummaryPeriod = .month
+    @Option(help: ArgumentHelp("From this date (inclusive).", valueName: "date")) var from: String?
+    @Option(help: ArgumentHelp("Until this date (inclusive) or time (exclusive).", valueName: "date")) var to: String?
+    @Flag(help: "Print CSV (currency, period or category, total, count) instead of tables.") var csv = false
+
+    func execute(_ context: Context) async throws {
+        var body = try Analytics.range(from: from, to: to)
+        body["by"] = .string(by.rawValue)
+        let summary = try await Analytics.send(context, "analytics.expense.summary", body)
+        if context.json { return Output.json(summary) }
+        if csv {
+            FileHandle.standardOutput.write(Data(ExpenseText.csv(summary).utf8))
+        } else {
+            Output.line(ExpenseText.summary(summary))
+        }
+    }
+}
+
+enum ExpenseText {
+    static func csv(_ summary: JSONValue) -> String {
+        let by = summary["by"]?.stringValue ?? "month"
+        var rows: [[String]] = []
+        for currency in summary["currencies"]?.arrayValue ?? [] {
+            let code = currency["currency"]?.stringValue ?? "USD"
+            for group in currency["groups"]?.arrayValue ?? [] {
+                rows.append([
+                    code, Output.cell(group["key"]), group["totalMinor"]?.int64Value.map { Money.plain($0, currency: code) } ?? "",
+                    CSV.cell(group["count"]),
+                ])
+            }
+        }
+        return CSV.document(["currency", by, "total", "count"], rows)
+    }
+
+    static func summary(_ summary: JSONValue) -> String {
+        let currencies = summary["currencies"]?.arrayValue ?? []
+        guard !currencies.isEmpty else { return "no expenses in that range" }
+        let by = summary["by"]?.stringValue ?? "month"
+        let first = summary["from"]?.stringValue ?? "?"
+        let last = summary["to"]?.stringValue.flatMap { Analytics.shift($0, days: -1) } ?? "?"
+        let days = summary["days"]?.int64Value ?? 0
+        var blocks: [String] = []
+        for currency in currencies {
+            let code = currency["currency"]?.stringValue ?? "USD"
+            let count = currency["count"]?.int64Value ?? 0
+            var lines = [
+                "\(code): \(Money.format(currency["totalMinor"]?.int64Value ?? 0, currency: code)) in \(count) expense\(count == 1 ? "" : "s"), "
+                    + "\(first) to \(last) (\(days) day\(days == 1 ? "" : "s")): "
+                    + "\(Analytics.money(minor: currency["averagePerDayMinor"]?.doubleValue, currency: code, extra: 0)) a day on average"
+            ]
+            let groups = currency["groups"]?.arrayValue ?? []
+            lines.append(
+                Output.table(
+                    [by.uppercased(), "TOTAL", "COUNT"],
+                    groups.map { group in
+                        [
+                            Output.cell(group["key"]), Money.format(group["totalMinor"]?.int64Value ?? 0, currency: code),
+                            Output.cell(group["count"]),
+                        ]
+                    }))
+            let largest = currency["largest"]?.arrayValue ?? []
+            if !largest.isEmpty {
+                lines.append("")
+                lines.append(
+                    Output.table(
+                        ["LARGEST", "AMOUNT", "DATE", "CATEGORY"],
+                        largest.map { expense in
+                            [
+                                Output.cell(expense["name"]), Money.format(expense["amountMinor"]?.int64Value ?? 0, currency: code),
+                                Analytics.date(expense["date"]), Output.cell(expense["category"]),
+                            ]
+                        }))
+            }
+            blocks.append(lines.joined(separator: "\n"))
+        }
+        return blocks.joined(separator: "\n\n")
+    }
+}
+
+// MARK: Attendance
+
+struct AttendHours: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hours",
+        abstract: "Hours worked per day (or ISO week) from arrival → departure pairs; open entries flagged.",
+        discussion: """
+            From the analytics service. Days are UTC days, and a shift over midnight is split \
+            there. An arrival without its departure (or the reverse) is listed, not counted. \
+            --to DATE includes that day.
+            Examples:
+              logbook attend hours
+              logbook attend hours --week --from 2026-05-01
+              logbook attend hours --csv > hours.csv
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Per ISO week (2026-W19) instead of per day.") var week = false
+    @Option(help: ArgumentHelp("From this date (inclusive).", valueName: "date")) var from: String?
+    @Option(help: ArgumentHelp("Until this date (inclusive) or time (exclusive).", valueName: "date")) var to: String?
+    @Flag(help: "Print CSV (period, workedMs, hours) instead of a table.") var csv = false
+
+    func execute(_ context: Context) async throws {
+        var body = try Analytics.range(from: from, to: to)
+        body["by"] = .string(week ? "week" : "day")
+        let hours = try await Analytics.send(context, "analytics.attendance.hours", body)
+        if context.json { return Output.json(hours) }
+        let groups = hours["groups"]?.arrayValue ?? []
+        if csv {
+            let rows = groups.map { CSV.cells($0, ["key", "workedMs", "hours"]) }
+            FileHandle.standardOutput.write(Data(CSV.document([week ? "week" : "day", "workedMs", "hours"], rows).utf8))
+            return
+        }
+        Output.line(AttendanceText.hours(hours, week: week))
+    }
+}
+
+enum AttendanceText {
+    static func hours(_ hours: JSONValue, week: Bool) -> String {
+        let groups = hours["groups"]?.arrayValue ?? []
+        var lines: [String] = []
+        if groups.isEmpty {
+            lines.append("no worked time in that range")
+        } else {
+            lines.append(
+                Output.table(
+                    [week ? "WEEK" : "DAY", "WORKED", "HOURS"],
+                    groups.map { group in
+                        [
+                            Output.cell(group["key"]), Analytics.worked(milliseconds: group["workedMs"]?.int64Value ?? 0),
+                            Analytics.number(group["hours"]?.doubleValue),
+                        ]
+                    }))
+            let total = hours["totalMs"]?.int64Value ?? 0
+            lines.append("total \(Analytics.worked(milliseconds: total)) (\(Analytics.number(hours["totalHours"]?.doubleValue)) h)")
+        }
+        let open = hours["open"]?.arrayValue ?? []
+        if !open.isEmpty {
+            lines.append("not counted:")
+            for entry in open {
+                let kind = entry["kind"]?.stringValue == "arrival" ? "in " : "out"
+                lines.append("  \(kind) \(TimeText.local(entry["at"]))  \(Output.cell(entry["reason"]))  (id \(Output.cell(entry["id"])))")
+            }
+        }
+        let latest = { (entry: JSONValue?) -> String in
+            guard let entry, entry != .null else { return "none yet" }
+            return TimeText.local(entry["at"])
+        }
+        lines.append("last arrival \(latest(hours["latestArrival"])), last departure \(latest(hours["latestDeparture"]))")
+        return lines.joined(separator: "\n")
+    }
+}
+
+// MARK: Suggestions
+
+struct Suggest: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "suggest",
+        abstract: "When your catches were caught: the most frequent weather, sky, time, moon and tide, and the best baits.",
+        discussion: """
+            From the analytics service, over your catches whose weather is known. The more \
+            catches, the better: each answer says how much data it rests on.
+            Examples:
+              logbook suggest
+              logbook suggest --species pike --water fresh
+              logbook suggest --csv            # every bucket of every condition
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only this species (case-insensitive).") var species: String?
+    @Option(help: "Only fresh or salt water.") var water: Water?
+    @Flag(help: "Print CSV (condition, bucket, count, catches, share) instead of a table.") var csv = false
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = [:]
+        if let species { body["species"] = .string(species) }
+        if let water { body["water"] = .string(water.rawValue) }
+        let suggestions = try await Analytics.send(context, "analytics.suggest", body)
+        if context.json { return Output.json(suggestions) }
+        if csv {
+            FileHandle.standardOutput.write(Data(SuggestText.csv(suggestions).utf8))
+        } else {
+            Output.line(SuggestText.summary(suggestions))
+        }
+    }
+}
+
+enum SuggestText {
+    static func csv(_ suggestions: JSONValue) -> String {
+        var rows: [[String]] = []
+        for condition in suggestions["conditions"]?.arrayValue ?? [] {
+            for bucket in condition["buckets"]?.arrayValue ?? [] {
+                rows.append(
+                    CSV.cells(condition, ["condition", "label"]) + CSV.cells(bucket, ["bucket", "count"])
+                        + [CSV.cell(condition["catches"]), CSV.cell(bucket["share"])])
+            }
+        }
+        return CSV.document(["condition", "label", "bucket", "count", "catches", "share"], rows)
+    }
+
+    static func baits(_ baits: [JSONValue]) -> String {
+        baits.map { "\(Output.cell($0["bait"])) \(Output.cell($0["count"])) (\(Analytics.percent($0["share"]?.doubleValue)))" }
+            .joined(separator: ", ")
+    }
+
+    static func summary(_ suggestions: JSONValue) -> String {
+        var scope: [String] = []
+        if let species = suggestions["species"]?.stringValue { scope.append(species) }
+        if let water = suggestions["water"]?.stringValue { scope.append("\(water) water") }
+        let catches = suggestions["catches"]?.int64Value ?? 0
+        var lines = [
+            "\(scope.isEmpty ? "all your catches" : scope.joined(separator: ", ")): \(catches) catch\(catches == 1 ? "" : "es"); "
+                + Output.cell(suggestions["basis"])
+        ]
+        if let note = suggestions["note"]?.stringValue { lines.append(note) }
+        let conditions = (suggestions["conditions"]?.arrayValue ?? []).filter { ($0["best"] ?? .null) != .null }
+        if !conditions.isEmpty {
+            lines.append("")
+            lines.append(
+                Output.table(
+                    ["CONDITION", "MOST CATCHES", "COUNT", "SHARE", "BAITS THERE"],
+                    conditions.map { condition in
+                        let best = condition["best"] ?? [:]
+                        return [
+                            Output.cell(condition["label"]), Output.cell(best["bucket"]),
+                            "\(Output.cell(best["count"])) of \(Output.cell(condition["catches"]))",
+                            Analytics.percent(best["share"]?.doubleValue),
+                            (best["baits"]?.arrayValue ?? []).map { "\(Output.cell($0["bait"])) (\(Output.cell($0["count"])))" }
+                                .joined(separator: ", "),
+                        ]
+                    }))
+        }
+        let baits = suggestions["baits"]?.arrayValue ?? []
+        if !baits.isEmpty {
+            lines.append("")
+            lines.append("best baits: " + Self.baits(baits))
+        }
+        return lines.joined(separator: "\n")
+    }
+}
