@@ -51,15 +51,15 @@ final class RestartableService: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let error = await #expect(throws: ServiceError.self) {
-            _ = try await client.call("$srv.ping", Empty(), as: Ping.self, options: CallOptions(timeout: .milliseconds(600)))
+            _ = try await client.call("$srv.ping", Empty(), as: Ping.self, options: CallOptions(timeout: .seconds(1)))
         }
         let elapsed = clock.now - start
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("not reachable") == true)
-        // Generous: the point is "about the deadline, not the service's timeout or forever";
-        // the suite runs in parallel on two cores, so the scheduler adds latency.
-        #expect(elapsed < .seconds(3), "gave up after \(elapsed)")
-        #expect(elapsed >= .milliseconds(500), "waited the deadline, not less: \(elapsed)")
+        // The point is "gives up at its deadline, not never"; the suite runs in parallel on
+        // two cores, so the upper bound is loose.
+        #expect(elapsed < .seconds(10), "gave up after \(elapsed)")
+        #expect(elapsed >= .milliseconds(900), "waited the deadline, not less: \(elapsed)")
     }
 
     @Test func writeRetriedAcrossARestartIsAppliedOnce() async throws {

@@ -228,6 +228,7 @@ import Wire
         let start = clock.now
         for _ in 0..<5 { try await limiter.acquire() }
         let elapsed = clock.now - start
-        #expect(elapsed >= .milliseconds(280) && elapsed < .seconds(2), "took \(elapsed)")
+        // The property is the spacing (a lower bound); the upper bound only catches a hang.
+        #expect(elapsed >= .milliseconds(280) && elapsed < .seconds(30), "took \(elapsed)")
     }
 }
