@@ -5,7 +5,7 @@ import Testing
 
 @Suite("logbook accounts", .serialized, .timeLimit(.minutes(3)))
 struct AccountTests {
-    static let password = "correct horse battery staple"
+    static let password = TestStack.password
 
     @Test("register, login, whoami, logout; the session file is private")
     func accountFlow() async throws {

@@ -160,6 +160,31 @@ final class TestStack: Sendable {
     }
 }
 
+extension TestStack {
+    static let password = "correct horse battery staple"
+
+    /// Brings the stack up and registers (and so logs in) `user`.
+    func upAndRegister(_ user: String) async throws {
+        let up = try await logbook("stack", "up")
+        try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(log("supervisor"))")
+        let register = try await logbook("register", user, "--password-stdin", stdin: Self.password + "\n")
+        try #require(register.status == 0, "\(register.stderr)")
+    }
+
+    /// `logbook arguments… --json`, which must succeed: its JSON object.
+    func object(_ arguments: String...) async throws -> [String: Any] {
+        let result = try await logbook(arguments: arguments + ["--json"])
+        try #require(result.status == 0, "logbook \(arguments.joined(separator: " ")): \(result.stderr)")
+        return result.object
+    }
+
+    /// The saved session's token (for tests that call services directly).
+    func token() throws -> String {
+        let session = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sessionFile)))
+        return try #require((session as? [String: Any])?["token"] as? String)
+    }
+}
+
 /// Runs `body` against a fresh stack and always shuts it down.
 func withStack(environment: [String: String] = [:], _ body: (TestStack) async throws -> Void) async throws {
     let stack = try TestStack(environment: environment)

@@ -6,28 +6,11 @@ import Testing
 
 @Suite("logbook records commands", .serialized, .timeLimit(.minutes(3)))
 struct RecordsCommandTests {
-    static let password = "correct horse battery staple"
-
-    /// Brings the stack up and registers (and logs in) `user`.
-    func start(_ stack: TestStack, _ user: String) async throws {
-        let up = try await stack.logbook("stack", "up")
-        try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(stack.log("records"))")
-        let register = try await stack.logbook("register", user, "--password-stdin", stdin: Self.password + "\n")
-        try #require(register.status == 0, "\(register.stderr)")
-    }
-
-    /// `logbook args… --json` that must succeed; its JSON object.
-    func object(_ stack: TestStack, _ arguments: String...) async throws -> [String: Any] {
-        let result = try await stack.logbook(arguments: arguments + ["--json"])
-        try #require(result.status == 0, "logbook \(arguments.joined(separator: " ")): \(result.stderr)")
-        return result.object
-    }
-
     @Test("fuel (seed 000): cars, three fill-ups with a partial, the selected car, delete cascades")
     func fuel() async throws {
         try await withStack { stack in
-            try await start(stack, "fred")
-            let civic = try await object(stack, "car", "add", "Civic", "--make", "Honda", "--year", "2019")
+            try await stack.upAndRegister("fred")
+            let civic = try await stack.object("car", "add", "Civic", "--make", "Honda", "--year", "2019")
             let civicId = try #require(civic["id"] as? String)
             #expect(civic["distanceUnit"] as? String == "mi")
 
@@ -61,16 +44,16 @@ struct RecordsCommandTests {
             #expect(csv.stdout.contains(",9.125,3.50,31.94,USD,true,false,\"highway, mostly\","), "\(csv.stdout)")
 
             // Edit derives the other price again; delete asks unless --yes.
-            let edited = try await object(stack, "fillup", "edit", fills[1], "--total", "19.80", "--full")
+            let edited = try await stack.object("fillup", "edit", fills[1], "--total", "19.80", "--full")
             #expect(edited["pricePerUnitMinor"] as? Int == 360 && edited["full"] as? Bool == true, "\(edited)")
-            let extra = try await object(stack, "fillup", "add", "--trip", "12.5", "--volume", "0.5", "--total", "2")
+            let extra = try await stack.object("fillup", "add", "--trip", "12.5", "--volume", "0.5", "--total", "2")
             let extraId = try #require(extra["id"] as? String)
             #expect(try await stack.logbook("fillup", "delete", extraId).status == 2)
             let deleted = try await stack.logbook("fillup", "delete", extraId, "--yes")
             #expect(deleted.status == 0 && deleted.stdout.hasPrefix("deleted the fill-up"), "\(deleted.stderr)")
 
             // A second car: the CLI needs a choice, then remembers it.
-            let van = try await object(stack, "car", "add", "Van", "--distance-unit", "km", "--volume-unit", "l")
+            let van = try await stack.object("car", "add", "Van", "--distance-unit", "km", "--volume-unit", "l")
             let vanId = try #require(van["id"] as? String)
             let unchosen = try await stack.logbook("fillup", "list")
             #expect(unchosen.status == 5)
@@ -78,12 +61,12 @@ struct RecordsCommandTests {
             #expect(try await stack.logbook("car", "use", "van").status == 0)
             let cars = try await stack.logbook("car", "list")
             #expect(cars.stdout.split(separator: "\n").contains { $0.hasPrefix("*") && $0.contains(vanId) }, "\(cars.stdout)")
-            let vanList = try await object(stack, "fillup", "list")
+            let vanList = try await stack.object("fillup", "list")
             #expect((vanList["items"] as? [Any])?.count == 0)
             #expect(try await stack.logbook("fillup", "list", "--car", "Civic").stdout.contains(fills[0]))
 
             // Two cars with one nickname: ambiguous names list the candidates.
-            _ = try await object(stack, "car", "add", "Van")
+            _ = try await stack.object("car", "add", "Van")
             let ambiguous = try await stack.logbook("car", "use", "Van")
             #expect(ambiguous.status == 2)
             #expect(ambiguous.stderr.contains(vanId) && ambiguous.stderr.contains("2 cars"), "\(ambiguous.stderr)")
@@ -105,7 +88,7 @@ struct RecordsCommandTests {
     @Test("catches (seed 001): two sections in weight order, GeoJSON map")
     func catches() async throws {
         try await withStack { stack in
-            try await start(stack, "cathy")
+            try await stack.upAndRegister("cathy")
             let catches: [(String, String, [String], String, String, String)] = [
                 ("Perch", "0.4", [], "fresh", "59.30", "18.10"),
                 ("Pike", "2.5", [], "fresh", "59.33", "18.07"),
@@ -155,7 +138,7 @@ struct RecordsCommandTests {
             let show = try await stack.logbook("catch", "show", id)
             #expect(show.status == 0 && show.stdout.contains("conditions:") && show.stdout.contains("pending"), "\(show.stdout)")
 
-            let edited = try await object(stack, "catch", "edit", id, "--weight", "2.75", "--released", "--note", "back in")
+            let edited = try await stack.object("catch", "edit", id, "--weight", "2.75", "--released", "--note", "back in")
             #expect(edited["weight"] as? Double == 2.75 && edited["released"] as? Bool == true && edited["note"] as? String == "back in")
             #expect(try await stack.logbook("catch", "delete", id, "--yes").status == 0)
             #expect((try await stack.logbook("catch", "map").object["features"] as? [Any])?.count == 3)
@@ -165,7 +148,7 @@ struct RecordsCommandTests {
     @Test("expenses (seed 002): add, list as CSV, date range, amount order, pages")
     func expenses() async throws {
         try await withStack { stack in
-            try await start(stack, "erin")
+            try await stack.upAndRegister("erin")
             for arguments in [
                 ["Lunch", "12.50", "--category", "food", "--date", "2026-05-01T12:00:00Z"],
                 ["Train, return", "2300", "--currency", "JPY", "--date", "2026-05-02T08:00:00Z", "--description", "said \"hi\""],
@@ -187,30 +170,30 @@ struct RecordsCommandTests {
             #expect(lines[2].hasSuffix(",2026-05-02T08:00:00Z,\"Train, return\",2300,JPY,,\"said \"\"hi\"\"\""), "\(lines)")
             #expect(lines[3].hasSuffix(",2026-05-01T12:00:00Z,Lunch,12.50,USD,food,"), "\(lines)")
 
-            let range = try await object(stack, "expense", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-05-02T00:00:00Z")
+            let range = try await stack.object("expense", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-05-02T00:00:00Z")
             #expect((range["items"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Lunch"])
             let byAmount = try await stack.logbook("expense", "list", "--sort", "amount")
             #expect(byAmount.stdout.range(of: "Lunch")!.lowerBound < byAmount.stdout.range(of: "Coffee")!.lowerBound)
 
-            let page = try await object(stack, "expense", "list", "--limit", "2")
+            let page = try await stack.object("expense", "list", "--limit", "2")
             #expect((page["items"] as? [Any])?.count == 2 && page["nextCursor"] is String)
-            let all = try await object(stack, "expense", "list", "--limit", "2", "--all")
+            let all = try await stack.object("expense", "list", "--limit", "2", "--all")
             #expect((all["items"] as? [Any])?.count == 3 && all["nextCursor"] == nil)
 
             let train = try #require((all["items"] as? [[String: Any]])?.first { $0["currency"] as? String == "JPY" })
             let trainId = try #require(train["id"] as? String)
-            let edited = try await object(stack, "expense", "edit", trainId, "--amount", "2500", "--description", "")
+            let edited = try await stack.object("expense", "edit", trainId, "--amount", "2500", "--description", "")
             #expect(edited["amountMinor"] as? Int == 2500 && edited["description"] == nil, "JPY has no decimals: \(edited)")
             #expect(try await stack.logbook("expense", "delete", trainId, "--yes").status == 0)
-            #expect((try await object(stack, "expense", "list")["items"] as? [Any])?.count == 2)
+            #expect((try await stack.object("expense", "list")["items"] as? [Any])?.count == 2)
         }
     }
 
     @Test("attendance (seed 003): in, a refused second in, out, latest, history")
     func attendance() async throws {
         try await withStack { stack in
-            try await start(stack, "ugo")
-            let arrival = try await object(stack, "attend", "in", "--lat", "40.7128", "--lon", "-74.006", "--accuracy", "15")
+            try await stack.upAndRegister("ugo")
+            let arrival = try await stack.object("attend", "in", "--lat", "40.7128", "--lon", "-74.006", "--accuracy", "15")
             let arrivalId = try #require(arrival["id"] as? String)
             #expect(arrival["source"] as? String == "cli")
 
@@ -240,7 +223,7 @@ struct RecordsCommandTests {
     @Test("time (seed 004): activity, timer start/stop/save, log, net worth")
     func time() async throws {
         try await withStack { stack in
-            try await start(stack, "tess")
+            try await stack.upAndRegister("tess")
             #expect(try await stack.logbook("activity", "add", "Guitar").status == 0)
             let start = try await stack.logbook("timer", "start", "Guitar")
             #expect(start.status == 0, "\(start.stderr)")
@@ -260,18 +243,18 @@ struct RecordsCommandTests {
             let log = try await stack.logbook("activity", "log", "Guitar")
             #expect(log.status == 0)
             #expect(log.stdout.split(separator: "\n").filter { $0.contains("0:00:01") }.count >= 1, "\(log.stdout)")
-            let entries = try await object(stack, "activity", "log", "Guitar")
+            let entries = try await stack.object("activity", "log", "Guitar")
             #expect((entries["items"] as? [Any])?.count == 1)
 
-            let worth = try await object(stack, "networth")
+            let worth = try await stack.object("networth")
             #expect((worth["totalMs"] as? Int ?? 0) >= 1000, "\(worth)")
             let unknown = try await stack.logbook("timer", "start", "Piano")
             #expect(unknown.status == 3)
 
             let delete = try await stack.logbook("activity", "delete", "Guitar", "--yes")
             #expect(delete.status == 0, "\(delete.stderr)")
-            #expect((try await object(stack, "networth")["totalMs"] as? Int ?? 0) == worth["totalMs"] as? Int, "never drops")
-            #expect((try await object(stack, "activity", "list")["items"] as? [Any])?.count == 0)
+            #expect((try await stack.object("networth")["totalMs"] as? Int ?? 0) == worth["totalMs"] as? Int, "never drops")
+            #expect((try await stack.object("activity", "list")["items"] as? [Any])?.count == 0)
         }
     }
 }

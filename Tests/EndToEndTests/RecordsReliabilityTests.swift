@@ -8,16 +8,10 @@ import Wire
 
 @Suite("records reliability", .serialized, .timeLimit(.minutes(3)))
 struct RecordsReliabilityTests {
-    static let password = "correct horse battery staple"
-
     /// Stack up, register and log in alice; returns her session token.
     func signedIn(_ stack: TestStack) async throws -> String {
-        let up = try await stack.logbook("stack", "up")
-        try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(stack.log("records"))")
-        let register = try await stack.logbook("register", "alice", "--password-stdin", stdin: Self.password + "\n")
-        try #require(register.status == 0, "\(register.stderr)")
-        let session = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stack.sessionFile)))
-        return try #require((session as? [String: Any])?["token"] as? String)
+        try await stack.upAndRegister("alice")
+        return try stack.token()
     }
 
     @Test("a logout is refused by records within one second")

@@ -9,29 +9,10 @@ import Testing
 
 @Suite("logbook store and analytics commands", .serialized, .timeLimit(.minutes(3)))
 struct StoreCommandTests {
-    static let password = "correct horse battery staple"
-
-    /// Brings the stack up (quotes pointed at a closed port: no internet, no slow timeout;
-    /// the store falls back to its bundled quotes) and registers `user`.
-    func start(_ stack: TestStack, _ user: String) async throws {
-        try "LOGBOOK_STORE_QUOTES_URL=http://127.0.0.1:1\n".write(
-            toFile: stack.home + "/logbook.conf", atomically: true, encoding: .utf8)
-        let up = try await stack.logbook("stack", "up")
-        try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(stack.log("store"))")
-        let register = try await stack.logbook("register", user, "--password-stdin", stdin: Self.password + "\n")
-        try #require(register.status == 0, "\(register.stderr)")
-    }
-
-    func object(_ stack: TestStack, _ arguments: String...) async throws -> [String: Any] {
-        let result = try await stack.logbook(arguments: arguments + ["--json"])
-        try #require(result.status == 0, "logbook \(arguments.joined(separator: " ")): \(result.stderr)")
-        return result.object
-    }
-
     @Test("store, wallet, quote; timer saved → ledger earning; a short buy says what is missing")
     func store() async throws {
         try await withStack { stack in
-            try await start(stack, "tina")
+            try await stack.upAndRegister("tina")
 
             // The shelf: ten items, none owned, cheapest first.
             let shelf = try await stack.logbook("store")
@@ -41,7 +22,7 @@ struct StoreCommandTests {
             #expect(lines.filter { $0.contains("$") && !$0.hasPrefix("cash") }.count == 10, "\(shelf.stdout)")
             #expect(!shelf.stdout.contains("★"), "nothing owned yet")
             #expect(shelf.stdout.contains("cash $0.00; 0 of 10 owned"), "\(shelf.stdout)")
-            let items = try await object(stack, "store", "list")["items"] as? [[String: Any]] ?? []
+            let items = try await stack.object("store", "list")["items"] as? [[String: Any]] ?? []
             #expect(items.count == 10)
             #expect(items.allSatisfy { $0["owned"] as? Bool == false })
             #expect(items.first?["id"] as? String == "pencil" && items.first?["priceCents"] as? Int == 500)
@@ -67,7 +48,7 @@ struct StoreCommandTests {
             #expect(quote.stdout.hasPrefix("Quote of the day for ") && quote.stdout.contains("(new today)"), "\(quote.stdout)")
             #expect(quote.stdout.contains("“") && quote.stdout.contains("    — "), "\(quote.stdout)")
             #expect(quote.stdout.contains("Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)"))
-            let again = try await object(stack, "quote", "--time-zone", "Europe/Paris")
+            let again = try await stack.object("quote", "--time-zone", "Europe/Paris")
             #expect(again["kind"] as? String == "quote" && again["isNew"] as? Bool == false, "\(again)")
             let badZone = try await stack.logbook("quote", "--time-zone", "Mars/Olympus")
             #expect(badZone.status == 2 && badZone.stderr.contains("timeZone"), "\(badZone.stderr)")
@@ -77,7 +58,7 @@ struct StoreCommandTests {
             #expect(try await stack.logbook("timer", "start", "Guitar").status == 0)
             try await Task.sleep(for: .milliseconds(1200))
             #expect(try await stack.logbook("timer", "stop", "Guitar").status == 0)
-            let saved = try await object(stack, "timer", "save", "Guitar")
+            let saved = try await stack.object("timer", "save", "Guitar")
             let entry = try #require(saved["entry"] as? [String: Any])
             let entryId = try #require(entry["id"] as? String)
             let durationMs = try #require(entry["durationMs"] as? Int)
@@ -85,7 +66,7 @@ struct StoreCommandTests {
 
             var ledger: [[String: Any]] = []
             let credited = try await stack.eventually {
-                ledger = try await object(stack, "store", "ledger")["entries"] as? [[String: Any]] ?? []
+                ledger = try await stack.object("store", "ledger")["entries"] as? [[String: Any]] ?? []
                 return !ledger.isEmpty
             }
             try #require(credited, "the store never credited the saved time\n\(stack.log("store"))")
@@ -102,7 +83,7 @@ struct StoreCommandTests {
             #expect(ledgerCSV.stdout.contains(",earning,0.00,0.00,0.00,\(durationMs),\(entryId)\r\n"), "\(ledgerCSV.stdout)")
             #expect(try await stack.logbook("store", "ledger", "--limit", "201").status == 2)
 
-            let walletAfter = try await object(stack, "wallet")
+            let walletAfter = try await stack.object("wallet")
             #expect(walletAfter["netWorthMs"] as? Int == durationMs && walletAfter["cashCents"] as? Int == 0, "\(walletAfter)")
 
             // Buying with too little cash: exit 5, the service's message with the amount missing.
@@ -121,15 +102,15 @@ struct StoreCommandTests {
             #expect(ambiguous.status == 2 && ambiguous.stderr.contains("matches"), "\(ambiguous.stderr)")
 
             // Nothing was bought: the shelf and the ledger are as they were.
-            #expect(try await object(stack, "store")["cashCents"] as? Int == 0)
-            #expect((try await object(stack, "store", "ledger")["entries"] as? [Any])?.count == 1)
+            #expect(try await stack.object("store")["cashCents"] as? Int == 0)
+            #expect((try await stack.object("store", "ledger")["entries"] as? [Any])?.count == 1)
         }
     }
 
     @Test("analytics not installed: its commands fail with unavailable (exit 7) naming it, quickly")
     func analyticsUnavailable() async throws {
         try await withStack { stack in
-            try await start(stack, "ann")
+            try await stack.upAndRegister("ann")
             #expect(try await stack.logbook("car", "add", "Civic").status == 0)
             for arguments in [
                 ["fuel", "stats"], ["fuel", "stats", "--units", "l-per-100km"], ["expense", "summary", "--by", "category"],
