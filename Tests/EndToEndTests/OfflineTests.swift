@@ -127,6 +127,31 @@ struct OfflineTests {
         }
     }
 
+    @Test("a frozen records service: the write is queued after its timeout; the next command replays it first")
+    func nextCommandReplays() async throws {
+        try await withStack { stack in
+            try await up(stack)
+            _ = try await register(stack, "erin")
+            let records = try #require(stack.pid("records"))
+            kill(records, SIGSTOP)
+            let queued: [String: Any]
+            do {
+                queued = try await self.queued(stack, "expense", "add", "Tea", "2.10", "--timeout", "1")
+                kill(records, SIGCONT)
+            } catch {
+                kill(records, SIGCONT)
+                throw error
+            }
+            #expect(queued["waiting"] as? Int == 1)
+            let list = try await stack.logbook("expense", "list", "--json")
+            #expect(list.status == 0, "\(list.stderr)")
+            #expect(list.stderr.contains("synced 1 queued write"), "\(list.stderr)")
+            let names = (list.object["items"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+            #expect(names == ["Tea"], "the queued write went first, once")
+            #expect(try await stack.logbook("sync").stdout.contains("nothing to sync"))
+        }
+    }
+
     @Test("the CLI killed in the middle of a sync: syncing again creates no duplicate")
     func killedMidSync() async throws {
         try await withStack { stack in

@@ -27,6 +27,9 @@ public final class Context: Sendable {
         var usesLocalData = true
         var replayed = false
         var staleNoted = false
+        /// Services this command already found unreachable (the replay before its first
+        /// call): later calls fail at once instead of waiting out the timeout again.
+        var unreachable: [String: ServiceError] = [:]
     }
 
     /// Whether `send` uses the local queue and cache and replays the queue first. On by
@@ -177,15 +180,17 @@ public final class Context: Sendable {
         return reply.result ?? .null
     }
 
-    /// Puts a write in the queue and returns what to throw. A create's body gets a local id
-    /// later writes may use, and its "now" fixed to the time it was made.
+    /// Puts a write in the queue and returns what to throw. A create gets a local id later
+    /// writes may use and, unless it may already have been applied (`uncertain`: its body
+    /// must stay byte-for-byte what was sent, or the replay's idempotency key would clash),
+    /// its "now" fixed to the time it was made.
     private func queue(
         owner: String, _ service: String, _ method: String, body: JSONValue, key: String, uncertain: Bool = false,
         reason: String
     ) throws -> Offline.Queued {
         guard let store = try localStore() else { throw ServiceError(.internal, "no local store") }
         var body = body
-        if let field = Offline.timeFields[method], case .object(var object) = body, object[field] == nil {
+        if !uncertain, let field = Offline.timeFields[method], case .object(var object) = body, object[field] == nil {
             object[field] = .string(WireTime.format(Date()))
             body = .object(object)
         }
@@ -232,6 +237,9 @@ public final class Context: Sendable {
             ) { item, result in
                 if case .failure = result { Output.errorLine(Offline.describe(item, result)) }
             }
+            if let stopped = outcome.stopped, stopped.code == .unavailable {
+                state.withLock { $0.unreachable["records"] = stopped }
+            }
             var line = "synced \(outcome.synced.count) queued write\(outcome.synced.count == 1 ? "" : "s")"
             if let stopped = outcome.stopped { line += "; \(outcome.remaining) still queued (\(stopped.message))" }
             if !outcome.synced.isEmpty || outcome.stopped != nil { Output.errorLine(line) }
@@ -254,6 +262,7 @@ public final class Context: Sendable {
             case .session: try requireSession().token
             case .token(let token): token
             }
+        if let known = state.withLock({ $0.unreachable[service] }) { throw known }
         if isDown(service) {
             throw ServiceError(
                 .unavailable,

@@ -48,6 +48,6 @@ public enum ExitStatus {
           6  unauthenticated or permission_denied (log in again)
           7  unavailable or deadline_exceeded (is the stack up? `logbook stack up`)
           8  resource_exhausted (slow down, retry later)
-          9  partial: a dashboard section did not answer in time, or `sync` kept a refused write
+          9  partial (a dashboard section did not answer; sync kept a refused write)
         """
 }
