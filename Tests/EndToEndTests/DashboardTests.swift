@@ -24,7 +24,10 @@ struct DashboardTests {
             ["expense", "add", "Lunch", "12.50"],
             ["activity", "add", "Piano"],
             ["timer", "start", "Piano"],
-            ["catch", "add", "--species", "Pike", "--weight", "2.5", "--bait", "spoon", "--water", "fresh", "--lat", "59.33", "--lon", "18.07"],
+            [
+                "catch", "add", "--species", "Pike", "--weight", "2.5", "--bait", "spoon", "--water", "fresh", "--lat",
+                "59.33", "--lon", "18.07",
+            ],
             ["attend", "in"],
         ] {
             let result = try await stack.logbook(arguments: arguments)
@@ -59,7 +62,8 @@ struct DashboardTests {
                 #expect(sections[name]?["status"] as? String == "ok", "\(name): \(sections[name] ?? [:])")
             }
             for name in ["fuel", "spending", "office"] {
-                #expect(sections[name]?["status"] as? String == (analyticsInstalled ? "ok" : "not installed"), "\(name)")
+                #expect(
+                    sections[name]?["status"] as? String == (analyticsInstalled ? "ok" : "not installed"), "\(name)")
             }
             let timers = (sections["timers"]?["data"] as? [String: Any])?["running"] as? [[String: Any]]
             #expect(timers?.first?["name"] as? String == "Piano")
@@ -73,7 +77,9 @@ struct DashboardTests {
             let slowest = try #require(timings["slowestCallMs"] as? Double)
             let calls = timings["calls"] as? [[String: Any]] ?? []
             let sum = calls.compactMap { $0["ms"] as? Double }.reduce(0, +)
-            print("dashboard: \(total) ms for the page (wall \(wall) with process start); slowest call \(slowest) ms (\(timings["slowestCall"] ?? "")); \(calls.count) calls summing \(sum) ms")
+            print(
+                "dashboard: \(total) ms for the page (wall \(wall) with process start); slowest call \(slowest) ms (\(timings["slowestCall"] ?? "")); \(calls.count) calls summing \(sum) ms"
+            )
             // Parallel: the page is its slowest section (at most two calls in a row), not the sum
             // (bounds loose enough for a loaded machine).
             let slowestSection = (timings["sections"] as? [String: Double])?.values.max() ?? 0

@@ -30,20 +30,23 @@ struct OfflineTests {
     /// `logbook args… --json` that must exit 0; its JSON object.
     func object(_ stack: TestStack, _ arguments: String...) async throws -> [String: Any] {
         let result = try await stack.logbook(arguments: arguments + ["--json"])
-        try #require(result.status == 0, "logbook \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
+        try #require(
+            result.status == 0, "logbook \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
         return result.object
     }
 
     /// A write that must have been queued.
     func queued(_ stack: TestStack, _ arguments: String...) async throws -> [String: Any] {
         let result = try await object(stack, arguments: arguments)
-        try #require(result["queued"] as? Bool == true, "logbook \(arguments.joined(separator: " ")) was not queued: \(result)")
+        try #require(
+            result["queued"] as? Bool == true, "logbook \(arguments.joined(separator: " ")) was not queued: \(result)")
         return result
     }
 
     func object(_ stack: TestStack, arguments: [String]) async throws -> [String: Any] {
         let result = try await stack.logbook(arguments: arguments + ["--json"])
-        try #require(result.status == 0, "logbook \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
+        try #require(
+            result.status == 0, "logbook \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
         return result.object
     }
 
@@ -62,13 +65,15 @@ struct OfflineTests {
             try await down(stack)
             let started = ContinuousClock.now
             _ = try await queued(stack, "fillup", "add", "--odometer", "1000", "--volume", "10", "--total", "30")
-            _ = try await queued(stack, "fillup", "add", "--odometer", "1300", "--volume", "9.5", "--price-per-unit", "3.10")
+            _ = try await queued(
+                stack, "fillup", "add", "--odometer", "1300", "--volume", "9.5", "--price-per-unit", "3.10")
             _ = try await queued(stack, "expense", "add", "Lunch", "12.50", "--category", "food")
             let bad = try await queued(stack, "expense", "add", String(repeating: "x", count: 81), "1")
             // A car made offline, and a fill-up naming it: sent with its real id on replay.
             let van = try await queued(stack, "car", "add", "Van", "--distance-unit", "km", "--volume-unit", "l")
             #expect((van["localId"] as? String)?.hasPrefix("local-") == true)
-            _ = try await queued(stack, "fillup", "add", "--car", "Van", "--odometer", "500", "--volume", "40", "--total", "60")
+            _ = try await queued(
+                stack, "fillup", "add", "--car", "Van", "--odometer", "500", "--volume", "40", "--total", "60")
             let bad2 = try await queued(stack, "expense", "add", "", "2")
             print("7 offline writes queued in \(ContinuousClock.now - started)")
 
@@ -108,7 +113,9 @@ struct OfflineTests {
 
             let list = try await object(stack, "sync", "--list")
             let kept = list["items"] as? [[String: Any]] ?? []
-            #expect(kept.count == 2 && kept.allSatisfy { $0["state"] as? String == "failed" && $0["lastError"] != nil }, "\(kept)")
+            #expect(
+                kept.count == 2 && kept.allSatisfy { $0["state"] as? String == "failed" && $0["lastError"] != nil },
+                "\(kept)")
             let drop = try await stack.logbook("sync", "--drop", "\(bad["queueId"] as? Int ?? -1)")
             #expect(drop.status == 0, "\(drop.stderr)")
 
@@ -121,7 +128,9 @@ struct OfflineTests {
             #expect(discard.stdout.contains("discarded 1 unsynced write"), "\(discard.stdout)")
             let login = try await stack.logbook("login", "alice", "--password-stdin", stdin: Self.password + "\n")
             #expect(login.status == 0, "\(login.stderr)")
-            #expect((try await object(stack, "sync", "--list")["items"] as? [Any])?.count == 0, "the local queue went with the logout")
+            #expect(
+                (try await object(stack, "sync", "--list")["items"] as? [Any])?.count == 0,
+                "the local queue went with the logout")
             try await check()
             #expect(try await stack.logbook("sync").stdout.contains("nothing to sync"))
         }
@@ -228,7 +237,9 @@ struct OfflineTests {
 
             // Without a terminal and without a flag: not claimed, and said so.
             let carol = try await register(stack, "carol")
-            #expect(carol.stdout.contains("3 local records made before this account stay on this machine"), "\(carol.stdout)")
+            #expect(
+                carol.stdout.contains("3 local records made before this account stay on this machine"),
+                "\(carol.stdout)")
             #expect(try await items(stack, "expense", "list").isEmpty)
             #expect(try await stack.logbook("logout").status == 0)
 

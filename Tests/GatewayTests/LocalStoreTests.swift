@@ -19,7 +19,8 @@ struct LocalStoreTests {
         let fill = try store.enqueue(
             owner: "u1", service: "records", method: "records.fillup.add",
             body: ["vehicleId": "local-1", "volume": 10], idempotencyKey: "k2")
-        try store.enqueue(owner: "u2", service: "records", method: "records.expense.add", body: ["name": "x"], idempotencyKey: "k3")
+        try store.enqueue(
+            owner: "u2", service: "records", method: "records.expense.add", body: ["name": "x"], idempotencyKey: "k3")
         #expect(try store.items(owner: "u1").map(\.idempotencyKey) == ["k1", "k2"])
         #expect(try store.counts(owner: "u1") == LocalStore.Counts(pending: 2, failed: 0))
         #expect(try store.creator(of: "local-1")?.id == car.id)
@@ -35,7 +36,8 @@ struct LocalStoreTests {
     @Test("a refused write is kept as failed, skipped by a pending-only replay, and can be dropped")
     func failedAndDropped() throws {
         let store = try LocalStore.inMemory()
-        let item = try store.enqueue(owner: "u1", service: "records", method: "records.expense.add", body: [:], idempotencyKey: "k")
+        let item = try store.enqueue(
+            owner: "u1", service: "records", method: "records.expense.add", body: [:], idempotencyKey: "k")
         try store.fail(item, code: "invalid_argument", message: "name: is required")
         #expect(try store.counts(owner: "u1") == LocalStore.Counts(pending: 0, failed: 1))
         #expect(try store.items(owner: "u1", includeFailed: false).isEmpty)
@@ -49,16 +51,22 @@ struct LocalStoreTests {
     func claimAndRemove() throws {
         let store = try LocalStore.inMemory()
         let car = try store.enqueue(
-            owner: LocalStore.anonymous, service: "records", method: "records.vehicle.add", body: [:], idempotencyKey: "a",
+            owner: LocalStore.anonymous, service: "records", method: "records.vehicle.add", body: [:],
+            idempotencyKey: "a",
             localId: "local-a")
-        try store.enqueue(owner: "u9", service: "records", method: "records.expense.add", body: [:], idempotencyKey: "b")
+        try store.enqueue(
+            owner: "u9", service: "records", method: "records.expense.add", body: [:], idempotencyKey: "b")
         #expect(try store.reassign(from: LocalStore.anonymous, to: "u1") == 1)
         #expect(try store.items(owner: LocalStore.anonymous).isEmpty)
         #expect(try store.items(owner: "u1").first?.id == car.id)
-        try store.remember(owner: "u1", service: "records", method: "records.expense.list", body: ["limit": 500], result: ["items": []])
+        try store.remember(
+            owner: "u1", service: "records", method: "records.expense.list", body: ["limit": 500], result: ["items": []]
+        )
         try store.removeAll(owner: "u1")
         #expect(try store.items(owner: "u1").isEmpty)
-        #expect(try store.cached(owner: "u1", service: "records", method: "records.expense.list", body: ["limit": 500]) == nil)
+        #expect(
+            try store.cached(owner: "u1", service: "records", method: "records.expense.list", body: ["limit": 500])
+                == nil)
         #expect(try store.counts(owner: "u9").pending == 1)
     }
 
@@ -66,8 +74,11 @@ struct LocalStoreTests {
     func cache() throws {
         let store = try LocalStore.inMemory()
         let body: JSONValue = ["b": 1, "a": "x"]
-        try store.remember(owner: "u1", service: "records", method: "records.vehicle.list", body: body, result: ["items": [["id": "v1"]]])
-        let again = try store.cached(owner: "u1", service: "records", method: "records.vehicle.list", body: ["a": "x", "b": 1])
+        try store.remember(
+            owner: "u1", service: "records", method: "records.vehicle.list", body: body,
+            result: ["items": [["id": "v1"]]])
+        let again = try store.cached(
+            owner: "u1", service: "records", method: "records.vehicle.list", body: ["a": "x", "b": 1])
         #expect(again?.result["items"]?.arrayValue?.count == 1)
         #expect(try store.cached(owner: "u2", service: "records", method: "records.vehicle.list", body: body) == nil)
         #expect(try store.cached(owner: "u1", methods: ["records.vehicle.list"]).count == 1)

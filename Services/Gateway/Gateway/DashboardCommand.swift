@@ -71,7 +71,8 @@ struct Dashboard: GatewayCommand {
                 "deadlineMs": .number(Double(deadline)),
                 "timings": [
                     "totalMs": .number(totalMs),
-                    "sections": .object(Dictionary(uniqueKeysWithValues: ordered.map { ($0.name, JSONValue.number($0.ms)) })),
+                    "sections": .object(
+                        Dictionary(uniqueKeysWithValues: ordered.map { ($0.name, JSONValue.number($0.ms)) })),
                     "calls": .array(calls.map(\.json)),
                     "slowestCallMs": calls.first.map { .number($0.ms) } ?? .null,
                     "slowestCall": calls.first.map { .string("\($0.service) \($0.method)") } ?? .null,
@@ -87,12 +88,15 @@ struct Dashboard: GatewayCommand {
             } else {
                 lines.append(("sync", "nothing waiting to sync"))
             }
-            let slowest = calls.first.map { "; slowest call \(String(format: "%.0f", $0.ms)) ms (\($0.service) \($0.method))" } ?? ""
+            let slowest =
+                calls.first.map { "; slowest call \(String(format: "%.0f", $0.ms)) ms (\($0.service) \($0.method))" }
+                ?? ""
             Output.line("\(session.username)'s logbook — \(String(format: "%.0f", totalMs)) ms\(slowest)")
             Output.line(Output.fields(lines))
             if partial {
                 let missing = ordered.filter { $0.status == .unavailable || $0.status == .error }.map(\.title)
-                Output.line("partial: \(missing.joined(separator: ", ")) did not answer within \(deadline) ms or failed")
+                Output.line(
+                    "partial: \(missing.joined(separator: ", ")) did not answer within \(deadline) ms or failed")
             }
         }
         if partial { throw ExitCode(ExitStatus.partial) }
@@ -116,7 +120,8 @@ struct Dashboard: GatewayCommand {
                     "savedAt": .string(saved.fetchedAt), "data": saved.result["data"] ?? .null,
                     "text": saved.result["text"] ?? .null,
                 ]
-                sections[i].line += "; last seen \(TimeText.local(.string(saved.fetchedAt))): \(Output.cell(saved.result["text"]))"
+                sections[i].line +=
+                    "; last seen \(TimeText.local(.string(saved.fetchedAt))): \(Output.cell(saved.result["text"]))"
             case .notInstalled:
                 continue
             }
@@ -193,11 +198,17 @@ final class SectionCalls: Sendable {
         }
         do {
             let result = try await context.send(service, method, body: body, timeout: left)
-            timings.withLock { $0.append(CallTiming(service: service, method: method, ms: Dashboard.ms(clock.now - start), outcome: "ok")) }
+            timings.withLock {
+                $0.append(
+                    CallTiming(service: service, method: method, ms: Dashboard.ms(clock.now - start), outcome: "ok"))
+            }
             return result
         } catch {
             let code = (error as? ServiceError)?.code.rawValue ?? "cancelled"
-            timings.withLock { $0.append(CallTiming(service: service, method: method, ms: Dashboard.ms(clock.now - start), outcome: code)) }
+            timings.withLock {
+                $0.append(
+                    CallTiming(service: service, method: method, ms: Dashboard.ms(clock.now - start), outcome: code))
+            }
             throw error
         }
     }
@@ -216,7 +227,8 @@ struct DashboardSection: Sendable {
     func run(context: Context, budget: Duration, installed: Executables) async -> SectionResult {
         let clock = ContinuousClock()
         let start = clock.now
-        var result = SectionResult(name: name, title: title, status: .ok, line: "", data: .null, ms: 0, calls: [], stale: nil)
+        var result = SectionResult(
+            name: name, title: title, status: .ok, line: "", data: .null, ms: 0, calls: [], stale: nil)
         if let missing = services.first(where: { !installed.isInstalled($0) }) {
             result.status = .notInstalled
             result.line = "not installed (needs the \(missing) service)"
@@ -285,7 +297,8 @@ struct DashboardSection: Sendable {
                 return (user, "\(Output.cell(user["username"])) (user id \(Output.cell(user["userId"])))")
             },
             DashboardSection(name: "fuel", title: "fuel", services: ["records", "analytics"]) { calls in
-                let cars = try await calls.send("records", "records.vehicle.list", ["limit": 500])["items"]?.arrayValue ?? []
+                let cars =
+                    try await calls.send("records", "records.vehicle.list", ["limit": 500])["items"]?.arrayValue ?? []
                 var car: JSONValue? = cars.first { $0["id"]?.stringValue == selected }
                 if car == nil, let selected {
                     car = cars.first { $0["nickname"]?.stringValue?.lowercased() == selected.lowercased() }
@@ -311,7 +324,9 @@ struct DashboardSection: Sendable {
                     ["by": "month", "from": .string(monthFrom), "to": .string(monthTo)])
                 let totals = (summary["currencies"]?.arrayValue ?? []).map { currency -> String in
                     let code = currency["currency"]?.stringValue ?? "USD"
-                    return "\(Money.format(currency["totalMinor"]?.int64Value ?? 0, currency: code)) (\(Output.cell(currency["count"])))"
+                    let count = currency["count"]?.intValue ?? 0
+                    return
+                        "\(Money.format(currency["totalMinor"]?.int64Value ?? 0, currency: code)) in \(count) expense\(count == 1 ? "" : "s")"
                 }
                 return (summary, "\(month): " + (totals.isEmpty ? "nothing spent" : totals.joined(separator: " + ")))
             },
@@ -319,11 +334,14 @@ struct DashboardSection: Sendable {
                 let hours = try await calls.send(
                     "analytics", "analytics.attendance.hours", ["by": "week", "from": .string(week)])
                 var text = "week of \(week): \(String(format: "%.1f", hours["totalHours"]?.doubleValue ?? 0)) h"
-                if let open = hours["open"]?.arrayValue, !open.isEmpty { text += " (\(open.count) open entr\(open.count == 1 ? "y" : "ies"))" }
+                if let open = hours["open"]?.arrayValue, !open.isEmpty {
+                    text += " (\(open.count) open entr\(open.count == 1 ? "y" : "ies"))"
+                }
                 return (hours, text)
             },
             DashboardSection(name: "timers", title: "timers", services: ["records"]) { calls in
-                let activities = try await calls.send("records", "records.activity.list", ["limit": 500])["items"]?.arrayValue ?? []
+                let activities =
+                    try await calls.send("records", "records.activity.list", ["limit": 500])["items"]?.arrayValue ?? []
                 let running = activities.filter {
                     ["running", "paused"].contains($0["timer"]?["state"]?.stringValue ?? "")
                 }
@@ -344,27 +362,34 @@ struct DashboardSection: Sendable {
                 return (wallet, "\(worth), cash \(cash)")
             },
             DashboardSection(name: "catch", title: "latest catch", services: ["records"]) { calls in
-                guard let fish = try await calls.send("records", "records.catch.list", ["limit": 1])["items"]?.arrayValue?.first,
+                guard
+                    let fish = try await calls.send("records", "records.catch.list", ["limit": 1])["items"]?.arrayValue?
+                        .first,
                     let id = fish["id"]?.stringValue
                 else { return (["catch": .null], "no catches yet") }
-                var text = "\(Output.cell(fish["species"])) \(Quantity.text(fish["weight"])) \(Output.cell(fish["weightUnit"])), "
+                var text =
+                    "\(Output.cell(fish["species"])) \(Quantity.text(fish["weight"])) \(Output.cell(fish["weightUnit"])), "
                     + "\(Output.cell(fish["water"])) water, bait \(Output.cell(fish["bait"])), \(TimeText.local(fish["caughtAt"]))"
                 var data: [String: JSONValue] = ["catch": fish]
                 let status = fish["conditions"]?["status"]?.stringValue ?? "pending"
                 if status == "ready" {
                     // The full conditions from the weather-fetcher; the record's summary if it
                     // does not answer in time.
-                    if let conditions = try? await calls.send("weather-fetcher", "weather.conditions.get", ["catchId": .string(id)]) {
+                    if let conditions = try? await calls.send(
+                        "weather-fetcher", "weather.conditions.get", ["catchId": .string(id)])
+                    {
                         data["conditions"] = conditions
                     }
                     text += " — \(Output.cell(fish["conditions"]?["summary"]))"
                 } else {
-                    text += " — conditions \(status)" + (fish["conditions"]?["reason"]?.stringValue.map { ": \($0)" } ?? "")
+                    text +=
+                        " — conditions \(status)" + (fish["conditions"]?["reason"]?.stringValue.map { ": \($0)" } ?? "")
                 }
                 return (.object(data), text)
             },
             DashboardSection(name: "quote", title: "quote", services: ["store"]) { calls in
-                let quote = try await calls.send("store", "store.quote", ["timeZone": .string(TimeZone.current.identifier)])
+                let quote = try await calls.send(
+                    "store", "store.quote", ["timeZone": .string(TimeZone.current.identifier)])
                 let text =
                     quote["kind"]?.stringValue == "intro"
                     ? Output.cell(quote["text"])

@@ -169,11 +169,16 @@ public struct LocalStore: Sendable {
 
     public func counts(owner: String) throws -> Counts {
         try writer.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM queue WHERE owner = ? GROUP BY state", arguments: [owner])
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT state, count(*) AS n FROM queue WHERE owner = ? GROUP BY state", arguments: [owner])
             var counts = Counts(pending: 0, failed: 0)
             for row in rows {
                 let n: Int = row["n"]
-                if row["state"] as String == QueuedWrite.State.failed.rawValue { counts.failed = n } else { counts.pending += n }
+                if row["state"] as String == QueuedWrite.State.failed.rawValue {
+                    counts.failed = n
+                } else {
+                    counts.pending += n
+                }
             }
             return counts
         }
@@ -196,7 +201,8 @@ public struct LocalStore: Sendable {
     public func fail(_ item: QueuedWrite, code: String, message: String) throws {
         try writer.write { db in
             try db.execute(
-                sql: "UPDATE queue SET state = 'failed', lastError = ?, lastErrorCode = ?, attempts = attempts + 1 WHERE id = ?",
+                sql:
+                    "UPDATE queue SET state = 'failed', lastError = ?, lastErrorCode = ?, attempts = attempts + 1 WHERE id = ?",
                 arguments: [message, code, item.id])
         }
     }
@@ -221,7 +227,8 @@ public struct LocalStore: Sendable {
     /// The real ids of local ids whose creates were replayed.
     public func realIds(owner: String) throws -> [String: String] {
         try writer.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT localId, realId FROM localIds WHERE owner = ?", arguments: [owner])
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT localId, realId FROM localIds WHERE owner = ?", arguments: [owner])
             return Dictionary(rows.map { ($0["localId"] as String, $0["realId"] as String) }) { first, _ in first }
         }
     }
@@ -259,12 +266,15 @@ public struct LocalStore: Sendable {
         public var fetchedAt: String
     }
 
-    public func remember(owner: String, service: String, method: String, body: JSONValue, result: JSONValue, now: Date = Date())
+    public func remember(
+        owner: String, service: String, method: String, body: JSONValue, result: JSONValue, now: Date = Date()
+    )
         throws
     {
         try writer.write { db in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)",
+                sql:
+                    "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [
                     owner, Self.cacheKey(service, method, body), service, method, result.jsonText, WireTime.format(now),
                 ])
@@ -278,7 +288,9 @@ public struct LocalStore: Sendable {
                     db, sql: "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND key = ?",
                     arguments: [owner, Self.cacheKey(service, method, body)])
             else { return nil }
-            return Cached(method: row["method"], result: (try? JSONValue.parse(row["result"] as String)) ?? .null, fetchedAt: row["fetchedAt"])
+            return Cached(
+                method: row["method"], result: (try? JSONValue.parse(row["result"] as String)) ?? .null,
+                fetchedAt: row["fetchedAt"])
         }
     }
 
@@ -288,10 +300,14 @@ public struct LocalStore: Sendable {
         return try writer.read { db in
             let marks = methods.map { _ in "?" }.joined(separator: ",")
             let rows = try Row.fetchAll(
-                db, sql: "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND method IN (\(marks)) ORDER BY fetchedAt",
+                db,
+                sql:
+                    "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND method IN (\(marks)) ORDER BY fetchedAt",
                 arguments: StatementArguments([owner] + methods))
             return rows.map {
-                Cached(method: $0["method"], result: (try? JSONValue.parse($0["result"] as String)) ?? .null, fetchedAt: $0["fetchedAt"])
+                Cached(
+                    method: $0["method"], result: (try? JSONValue.parse($0["result"] as String)) ?? .null,
+                    fetchedAt: $0["fetchedAt"])
             }
         }
     }

@@ -46,7 +46,8 @@ public enum Offline {
             var object: [String: JSONValue] = [
                 "queued": true, "queueId": .number(Double(item.id ?? 0)), "method": .string(item.method),
                 "idempotencyKey": .string(item.idempotencyKey), "reason": .string(queued.reason),
-                "anonymous": .bool(anonymous), "uncertain": .bool(item.uncertain), "waiting": .number(Double(queued.waiting)),
+                "anonymous": .bool(anonymous), "uncertain": .bool(item.uncertain),
+                "waiting": .number(Double(queued.waiting)),
             ]
             if let localId = item.localId { object["localId"] = .string(localId) }
             Output.json(.object(object))
@@ -59,10 +60,12 @@ public enum Offline {
             text += "\n  it may already have been applied; replaying it is safe (same idempotency key, never doubled)"
         }
         if anonymous {
-            text += "\n  \(queued.waiting) local record\(queued.waiting == 1 ? "" : "s") kept on this machine; "
+            text +=
+                "\n  \(queued.waiting) local record\(queued.waiting == 1 ? "" : "s") kept on this machine; "
                 + "`logbook register` offers to move them into your new account"
         } else {
-            text += "\n  \(queued.waiting) write\(queued.waiting == 1 ? "" : "s") waiting; `logbook sync` sends them when the stack is back"
+            text +=
+                "\n  \(queued.waiting) write\(queued.waiting == 1 ? "" : "s") waiting; `logbook sync` sends them when the stack is back"
         }
         Output.line(text)
     }
@@ -93,7 +96,8 @@ public enum Offline {
             if let missing = body.strings(withPrefix: LocalStore.localPrefix).first(where: { map[$0] == nil }) {
                 let why: String
                 if let creator = try store.creator(of: missing) {
-                    why = "it refers to \(missing), created by queued write #\(creator.id ?? 0), which has not been synced"
+                    why =
+                        "it refers to \(missing), created by queued write #\(creator.id ?? 0), which has not been synced"
                         + (creator.state == .failed ? " (it failed: fix or drop it first)" : "")
                 } else {
                     why = "it refers to \(missing), a record created offline whose queued write was dropped"
@@ -143,7 +147,8 @@ public enum Offline {
             let id = value["id"]?.stringValue.map { " → \($0)" } ?? ""
             return "synced #\(item.id ?? 0) \(item.method)\(id)"
         case .failure(let error):
-            return "refused #\(item.id ?? 0) \(item.method): \(error.message) (\(error.code.rawValue)); kept: fix it, or `logbook sync --drop \(item.id ?? 0)`"
+            return
+                "refused #\(item.id ?? 0) \(item.method): \(error.message) (\(error.code.rawValue)); kept: fix it, or `logbook sync --drop \(item.id ?? 0)`"
         }
     }
 }
@@ -174,7 +179,9 @@ enum Reachability {
             raw[bytes.count] = 0
         }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         if rc == 0 { return false }
         return errno == ENOENT || errno == ECONNREFUSED

@@ -27,13 +27,18 @@ struct Sync: GatewayCommand {
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "List the queued writes instead of sending them.") var list = false
-    @Option(name: .customLong("drop"), help: ArgumentHelp("Remove this queued write (see --list); repeatable.", valueName: "id"))
+    @Option(
+        name: .customLong("drop"),
+        help: ArgumentHelp("Remove this queued write (see --list); repeatable.", valueName: "id"))
     var drop: [Int64] = []
-    @Flag(name: .customLong("claim-local"), help: "First move the records made here before any login into your account.")
+    @Flag(
+        name: .customLong("claim-local"), help: "First move the records made here before any login into your account.")
     var claimLocal = false
 
     func validate() throws {
-        if list && (!drop.isEmpty || claimLocal) { throw ValidationError("--list cannot be combined with --drop or --claim-local") }
+        if list && (!drop.isEmpty || claimLocal) {
+            throw ValidationError("--list cannot be combined with --drop or --claim-local")
+        }
     }
 
     func execute(_ context: Context) async throws {
@@ -58,7 +63,8 @@ struct Sync: GatewayCommand {
         }
         let session = try context.requireSession()
         if claimLocal { try Offline.claim(context, session: session) }
-        guard let store = try context.localStore(create: false), try store.counts(owner: session.userId).total > 0 else {
+        guard let store = try context.localStore(create: false), try store.counts(owner: session.userId).total > 0
+        else {
             if context.json { Output.json(Self.json(Offline.Outcome())) } else { Output.line("nothing to sync") }
             return
         }
@@ -90,7 +96,10 @@ struct Sync: GatewayCommand {
         var object: [String: JSONValue] = [
             "synced": .array(
                 outcome.synced.map { item, result in
-                    ["queueId": .number(Double(item.id ?? 0)), "method": .string(item.method), "id": result["id"] ?? .null]
+                    [
+                        "queueId": .number(Double(item.id ?? 0)), "method": .string(item.method),
+                        "id": result["id"] ?? .null,
+                    ]
                 }),
             "refused": .array(
                 outcome.failed.map { item, error in
@@ -129,7 +138,9 @@ struct Sync: GatewayCommand {
                     }))
         }
         if anonymous > 0 {
-            Output.line("\(anonymous) record\(anonymous == 1 ? "" : "s") made before any login: `logbook sync --claim-local` moves them into your account")
+            Output.line(
+                "\(anonymous) record\(anonymous == 1 ? "" : "s") made before any login: `logbook sync --claim-local` moves them into your account"
+            )
         }
     }
 }
