@@ -93,7 +93,10 @@ let package = Package(
         // MARK: The gateway CLI
         .target(
             name: "Gateway",
-            dependencies: ["Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
         .executableTarget(
             name: "logbook", dependencies: ["Gateway"], path: "Services/Gateway/logbook",

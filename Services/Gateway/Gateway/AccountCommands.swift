@@ -31,6 +31,15 @@ enum Account {
         return session
     }
 
+    /// After a login: replay what this user queued earlier (the first call does) and keep a
+    /// copy of their cars, so fill-ups can name a car while the stack is unreachable. Returns
+    /// how many cars; never fails the login.
+    @discardableResult
+    static func restore(_ context: Context) async -> Int? {
+        guard Executables(configuration: context.configuration).isInstalled("records") else { return nil }
+        return try? await context.everything("records.vehicle.list").count
+    }
+
     /// What is safe to print about a session (no token).
     static func describe(_ session: Session) -> JSONValue {
         var object: [String: JSONValue] = [
@@ -51,6 +60,13 @@ struct Register: GatewayCommand {
     @OptionGroup var password: PasswordInput
     @Argument(help: "The new username (asked for when omitted at a terminal).") var username: String?
     @Option(help: "An email address for the account.") var email: String?
+    @Flag(
+        inversion: .prefixedNo,
+        help: """
+            Move the records made here before any account existed into the new account \
+            (default: ask at a terminal; without one, keep them local and say so).
+            """)
+    var claimLocal: Bool?
 
     func execute(_ context: Context) async throws {
         let username = try Account.username(username)
@@ -59,10 +75,44 @@ struct Register: GatewayCommand {
         if let email { body["email"] = .string(email) }
         let user = try await context.send("auth", "auth.register", body: .object(body), caller: .anonymous, write: true)
         let session = try await Account.login(context, username: username, password: secret)
-        if context.json {
-            Output.json(["user": user, "session": Account.describe(session)])
-        } else {
+        if !context.json {
             Output.line("registered \(Output.cell(user["username"])) (user id \(Output.cell(user["userId"]))) and logged in")
+        }
+        // Seed 002: "do you want to sync all your data into this new account?"
+        let local = context.waiting(owner: LocalStore.anonymous).total
+        var claim = claimLocal ?? false
+        if local > 0 && claimLocal == nil && Prompt.isInteractive && !password.fromStdin {
+            claim = try Prompt.confirm(
+                "\(local) record\(local == 1 ? " was" : "s were") made on this machine before you had an account. Move \(local == 1 ? "it" : "them") into \(username)?")
+        }
+        var claimed: JSONValue = .null
+        if local > 0 && claim {
+            try Offline.claim(context, session: session)
+            let store = try context.localStore(create: false)
+            if let store {
+                let outcome = try await Offline.replay(
+                    context, store: store, owner: session.userId, token: session.token, includeFailed: true
+                ) { item, result in
+                    if !context.json { Output.line(Offline.describe(item, result)) }
+                }
+                claimed = Sync.json(outcome)
+                if !context.json {
+                    var line = "moved \(outcome.synced.count) of \(local) local record\(local == 1 ? "" : "s") into your account"
+                    if !outcome.failed.isEmpty { line += "; \(outcome.failed.count) refused and kept (`logbook sync --list`)" }
+                    if let stopped = outcome.stopped { line += "; \(outcome.remaining) still queued (\(stopped.message)): `logbook sync` later" }
+                    Output.line(line)
+                }
+            }
+        } else if local > 0 && !context.json {
+            Output.line(
+                "\(local) local record\(local == 1 ? "" : "s") made before this account stay\(local == 1 ? "s" : "") on this machine, not uploaded; "
+                    + "`logbook sync --claim-local` moves them into your account later")
+        }
+        if context.json {
+            Output.json([
+                "user": user, "session": Account.describe(session), "localRecords": .number(Double(local)),
+                "claimed": claimed,
+            ])
         }
     }
 }
@@ -80,33 +130,71 @@ struct Login: GatewayCommand {
         let username = try Account.username(username)
         let secret = password.fromStdin ? try Prompt.stdinLine("the password") : try Prompt.secret("Password: ")
         let session = try await Account.login(context, username: username, password: secret)
+        await Account.restore(context)
         if context.json {
             Output.json(Account.describe(session))
         } else {
             Output.line("logged in as \(session.username)" + (session.expiresAt.map { " until \($0)" } ?? ""))
+            let waiting = context.waiting(owner: session.userId).total
+            if waiting > 0 { Output.line("\(waiting) write\(waiting == 1 ? "" : "s") still waiting to sync: `logbook sync --list`") }
         }
     }
 }
 
 struct Logout: GatewayCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Revoke the session on every service and forget it here.")
+        abstract: "Revoke the session on every service and forget it here, with its local data.",
+        discussion: """
+            Queued writes are sent first when the stack can be reached; if some still are not \
+            synced, logout asks (or, without a terminal, refuses unless --discard-unsynced). \
+            The user's queue and saved answers are then removed from this machine.
+            """)
 
     @OptionGroup var global: GlobalOptions
+    @Flag(name: .customLong("discard-unsynced"), help: "Log out even if queued writes have not been synced (they are lost).")
+    var discardUnsynced = false
 
     func execute(_ context: Context) async throws {
         guard let session = try context.session() else {
             if context.json { Output.json(["revoked": false]) } else { Output.line("not logged in") }
             return
         }
+        // Local data goes with the session: first send what can be sent, then warn.
+        context.usesLocalData = false
+        let store = try context.localStore(create: false)
+        if let store, try store.counts(owner: session.userId).pending > 0, !context.isDown("records") {
+            _ = try? await Offline.replay(context, store: store, owner: session.userId, token: session.token, includeFailed: false)
+        }
+        let unsynced = try store?.counts(owner: session.userId).total ?? 0
+        if unsynced > 0 && !discardUnsynced {
+            let what = "\(unsynced) queued write\(unsynced == 1 ? " has" : "s have") not been synced and will be lost"
+            guard Prompt.isInteractive else {
+                throw ServiceError(
+                    .failedPrecondition, "\(what): run `logbook sync` first, or pass --discard-unsynced")
+            }
+            guard try Prompt.confirm("\(what). Log out anyway?") else {
+                throw ServiceError(.failedPrecondition, "not confirmed; still logged in as \(session.username)")
+            }
+        }
         var note = ""
         do {
             _ = try await context.send("auth", "auth.logout", caller: .token(session.token), write: true)
         } catch let error as ServiceError where error.code == .unauthenticated {
             note = " (the session had already ended)"
+        } catch let error as ServiceError where Context.isUnreachable(error.code) {
+            // Forgotten here all the same; the token could not be revoked and lives until it expires.
+            note = " here only: the stack is unreachable, so the session was not revoked"
+                + (session.expiresAt.map { " (it expires at \($0))" } ?? "")
         }
         try context.sessions.delete()
-        if context.json { Output.json(["revoked": true]) } else { Output.line("logged out \(session.username)\(note)") }
+        try store?.removeAll(owner: session.userId)
+        try? SelectionStore(directory: context.sessions.directory).setVehicle(nil, for: session.userId)
+        if unsynced > 0 { note += "; discarded \(unsynced) unsynced write\(unsynced == 1 ? "" : "s")" }
+        if context.json {
+            Output.json(["revoked": true, "discarded": .number(Double(unsynced))])
+        } else {
+            Output.line("logged out \(session.username)\(note)")
+        }
     }
 }
 

@@ -17,6 +17,8 @@ public enum ExitStatus {
     /// `unavailable` or `deadline_exceeded`: the stack is down or too slow; retry later.
     public static let unavailable: Int32 = 7
     public static let resourceExhausted: Int32 = 8
+    /// Partly done: `dashboard` with a section unavailable, `sync` with a write refused.
+    public static let partial: Int32 = 9
 
     /// The exit status for an error code.
     public static func status(for code: ErrorCode) -> Int32 {
@@ -46,5 +48,6 @@ public enum ExitStatus {
           6  unauthenticated or permission_denied (log in again)
           7  unavailable or deadline_exceeded (is the stack up? `logbook stack up`)
           8  resource_exhausted (slow down, retry later)
+          9  partial (a dashboard section did not answer; sync kept a refused write)
         """
 }

@@ -1,6 +1,7 @@
 // The contract for a `logbook` subcommand: declare `@OptionGroup var global: GlobalOptions`
 // and implement `execute(_:)`. `run()` builds the context and turns any error into one line
-// on stderr (or JSON) and the mapped exit status, so commands only throw.
+// on stderr (or JSON) and the mapped exit status, so commands only throw. A write that went
+// to the offline queue (`Offline.Queued`) is reported as queued and exits 0.
 //
 //     struct Whoami: GatewayCommand {
 //         static let configuration = CommandConfiguration(abstract: "Show who is logged in.")
@@ -24,6 +25,9 @@ extension GatewayCommand {
         let json = global.json
         do {
             try await execute(try Context(options: global))
+        } catch let queued as Offline.Queued {
+            // Kept locally with its idempotency key: a success for the user, sent later.
+            Offline.report(queued, json: json)
         } catch {
             throw Failure.report(error, json: json)
         }

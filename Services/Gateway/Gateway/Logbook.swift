@@ -19,6 +19,7 @@ public struct Logbook: AsyncParsableCommand {
         version: LogbookVersion.current,
         subcommands: [
             Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, DeleteAccount.self,
+            Dashboard.self, Sync.self,
             CarGroup.self, FillupGroup.self, CatchGroup.self, ExpenseGroup.self, AttendGroup.self,
             ActivityGroup.self, TimerGroup.self, NetWorth.self,
             StoreGroup.self, WalletCommand.self, QuoteCommand.self, FuelGroup.self, Suggest.self,

@@ -178,8 +178,7 @@ struct CarUse: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.car(context, car)
-        let session = try context.requireSession()
-        try SelectionStore(directory: context.sessions.directory).setVehicle(vehicle["id"]?.stringValue, for: session.userId)
+        try SelectionStore(directory: context.sessions.directory).setVehicle(vehicle["id"]?.stringValue, for: try context.owner())
         if context.json { Output.json(vehicle) } else { Output.line("using \(Cars.summary(vehicle)) for fill-ups") }
     }
 }

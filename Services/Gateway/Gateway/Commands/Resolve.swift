@@ -6,22 +6,25 @@ import Wire
 
 enum Resolve {
     /// The record `reference` names: an id of `getMethod`, else the one item of `listMethod`
-    /// whose `nameKey` equals it. `what` is "car" or "activity".
+    /// whose `nameKey` equals it. `what` is "car" or "activity". While the stack cannot be
+    /// reached (or before any login) the candidates are the saved copies and the records
+    /// created offline, whose ids are local (`local-…`).
     static func record(
         _ context: Context, _ reference: String, what: String, getMethod: String, listMethod: String, nameKey: String,
         describe: (JSONValue) -> String
     ) async throws -> JSONValue {
-        if ID.isValid(reference) {
+        let anonymous = try context.session() == nil
+        if !anonymous && ID.isValid(reference) {
             do {
                 return try await context.send("records", getMethod, body: ["id": .string(reference)])
-            } catch let error as ServiceError where error.code == .notFound {
-                // Could still be a name that looks like an id; fall through.
+            } catch let error as ServiceError where error.code == .notFound || Context.isUnreachable(error.code) {
+                // Could still be a name that looks like an id, or a copy kept offline; fall through.
             }
         }
+        let candidates = try await items(context, listMethod: listMethod, getMethod: getMethod)
+        if let local = candidates.first(where: { $0["id"]?.stringValue == reference }) { return local }
         let wanted = reference.trimmingCharacters(in: .whitespaces).lowercased()
-        let matches = try await context.everything(listMethod).filter {
-            $0[nameKey]?.stringValue?.lowercased() == wanted
-        }
+        let matches = candidates.filter { $0[nameKey]?.stringValue?.lowercased() == wanted }
         switch matches.count {
         case 1: return matches[0]
         case 0: throw ServiceError(.notFound, "no \(what) with the id or name \"\(reference)\"", field: "id")
@@ -30,6 +33,22 @@ enum Resolve {
             throw ServiceError(
                 .invalidArgument, "\"\(reference)\" names \(matches.count) \(what)s: \(candidates); give the id", field: "id")
         }
+    }
+
+    /// Every record of a list: from the service, else (unreachable, or not logged in) the
+    /// saved copies of its list and gets plus the records created offline and still queued.
+    static func items(_ context: Context, listMethod: String, getMethod: String) async throws -> [JSONValue] {
+        let owner = try context.owner()
+        if owner != LocalStore.anonymous {
+            do {
+                return try await context.everything(listMethod)
+            } catch let error as ServiceError where Context.isUnreachable(error.code) {
+                let local = context.localRecords(listMethod: listMethod, getMethod: getMethod, owner: owner)
+                if local.isEmpty { throw error }
+                return local
+            }
+        }
+        return context.localRecords(listMethod: listMethod, getMethod: getMethod, owner: owner)
     }
 
     static func car(_ context: Context, _ reference: String) async throws -> JSONValue {
@@ -47,16 +66,16 @@ enum Resolve {
     /// The car a fill-up command works on: `--car`, else the selected one, else the only one.
     static func currentCar(_ context: Context, _ reference: String?) async throws -> JSONValue {
         if let reference { return try await car(context, reference) }
-        let session = try context.requireSession()
+        let owner = try context.owner()
         let store = SelectionStore(directory: context.sessions.directory)
-        if let selected = store.vehicle(for: session.userId) {
+        if let selected = store.vehicle(for: owner) {
             do {
-                return try await context.send("records", "records.vehicle.get", body: ["id": .string(selected)])
+                return try await car(context, selected)
             } catch let error as ServiceError where error.code == .notFound {
-                try? store.setVehicle(nil, for: session.userId)
+                try? store.setVehicle(nil, for: owner)
             }
         }
-        let cars = try await context.everything("records.vehicle.list")
+        let cars = try await items(context, listMethod: "records.vehicle.list", getMethod: "records.vehicle.get")
         switch cars.count {
         case 1: return cars[0]
         case 0: throw ServiceError(.failedPrecondition, "no car yet: add one with `logbook car add NICKNAME`")
@@ -65,6 +84,35 @@ enum Resolve {
                 .failedPrecondition,
                 "you have \(cars.count) cars: choose one with `logbook car use ID|NICKNAME` or pass --car")
         }
+    }
+}
+
+extension Context {
+    /// Records known without the stack: saved answers of `listMethod` and `getMethod`
+    /// (newest copy of each id wins), then the creates of that kind still queued, as the
+    /// records they will become (their local id, the service's defaults not filled in).
+    func localRecords(listMethod: String, getMethod: String, owner: String) -> [JSONValue] {
+        guard let store = try? localStore(create: false) else { return [] }
+        var byId: [String: JSONValue] = [:]
+        var order: [String] = []
+        let realIds = (try? store.realIds(owner: owner)) ?? [:]
+        for cached in (try? store.cached(owner: owner, methods: [listMethod, getMethod])) ?? [] {
+            let records = cached.method == listMethod ? cached.result["items"]?.arrayValue ?? [] : [cached.result]
+            for record in records {
+                guard let id = record["id"]?.stringValue else { continue }
+                if byId[id] == nil { order.append(id) }
+                byId[id] = record
+            }
+        }
+        let addMethod = listMethod.replacingOccurrences(of: ".list", with: ".add")
+        for item in (try? store.items(owner: owner)) ?? [] where item.method == addMethod {
+            guard let localId = item.localId, realIds[localId] == nil, case .object(var record) = item.bodyValue else { continue }
+            record["id"] = .string(localId)
+            record["queued"] = true
+            order.append(localId)
+            byId[localId] = .object(record)
+        }
+        return order.compactMap { byId[$0] }
     }
 }
 

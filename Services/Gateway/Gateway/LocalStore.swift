@@ -1,0 +1,336 @@
+// The CLI's own data, one SQLite file (`local.sqlite`, mode 0600) in `LocalStore.directory`:
+// - `queue`: writes that could not reach the stack, in order, each with the idempotency key
+//   it will be sent with (so replaying twice, or after a crash, never doubles a record);
+// - `localIds`: the real id each record created offline got once its create was replayed;
+// - `cache`: the last answer of each read, shown (marked stale) when the stack is unreachable.
+// Every row has an owner: a user id, or "anonymous" for writes made before any login.
+import Foundation
+import GRDB
+import Wire
+
+/// A write waiting in the queue.
+public struct QueuedWrite: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "queue"
+
+    public enum State: String, Codable, Sendable {
+        /// Not sent yet, or not answered: replayed by `logbook sync` and the next command.
+        case pending
+        /// Refused by its service: kept, with the error, until fixed or dropped.
+        case failed
+    }
+
+    public var id: Int64?
+    public var owner: String
+    public var service: String
+    public var method: String
+    /// The request body as JSON text; `local-…` ids in it are replaced on replay.
+    public var body: String
+    public var idempotencyKey: String
+    /// For a create: the placeholder id later writes may use for the record it will create.
+    public var localId: String?
+    public var createdAt: String
+    public var state: State
+    public var lastError: String?
+    public var lastErrorCode: String?
+    /// Delivered once without an answer: the service may already have applied it.
+    public var uncertain: Bool
+    public var attempts: Int
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    public var bodyValue: JSONValue { (try? JSONValue.parse(body)) ?? [:] }
+}
+
+public struct LocalStore: Sendable {
+    public static let anonymous = "anonymous"
+    public static let localPrefix = "local-"
+    public static let fileName = "local.sqlite"
+
+    private let writer: any DatabaseWriter
+    public let path: String?
+
+    /// `$LOGBOOK_LOCAL_DIR`; else `$LOGBOOK_CONFIG_DIR` (beside the session, so the one
+    /// override that isolates a session isolates its local data too); else
+    /// `$XDG_DATA_HOME/logbook-cli`; else `~/.local/share/logbook-cli`.
+    public static func directory(environment: [String: String]) -> String {
+        if let dir = environment["LOGBOOK_LOCAL_DIR"], !dir.isEmpty { return dir }
+        if let dir = environment["LOGBOOK_CONFIG_DIR"], !dir.isEmpty { return dir }
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/logbook-cli" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/logbook-cli"
+    }
+
+    /// Opens (creating it when `create`) the store in `directory`; nil when it does not
+    /// exist and `create` is false.
+    public static func open(directory: String, create: Bool = true) throws -> LocalStore? {
+        let path = directory + "/" + fileName
+        if !create && !FileManager.default.fileExists(atPath: path) { return nil }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            if !FileManager.default.fileExists(atPath: path) {
+                let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+                if fd >= 0 { close(fd) }
+            }
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            return try LocalStore(writer: queue, path: path)
+        } catch let error as DatabaseError {
+            throw ServiceError(.internal, "cannot open \(path): \(error.message ?? "\(error)")")
+        }
+    }
+
+    /// A private in-memory store (tests).
+    public static func inMemory() throws -> LocalStore {
+        try LocalStore(writer: DatabaseQueue(), path: nil)
+    }
+
+    private init(writer: any DatabaseWriter, path: String?) throws {
+        self.writer = writer
+        self.path = path
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE queue (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        owner TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        method TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        idempotencyKey TEXT NOT NULL,
+                        localId TEXT UNIQUE,
+                        createdAt TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        lastError TEXT,
+                        lastErrorCode TEXT,
+                        uncertain BOOLEAN NOT NULL DEFAULT 0,
+                        attempts INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX queue_owner ON queue(owner, id);
+                    CREATE TABLE localIds (
+                        localId TEXT PRIMARY KEY,
+                        owner TEXT NOT NULL,
+                        realId TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE cache (
+                        owner TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        method TEXT NOT NULL,
+                        result TEXT NOT NULL,
+                        fetchedAt TEXT NOT NULL,
+                        PRIMARY KEY (owner, key)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        try migrator.migrate(writer)
+    }
+
+    // MARK: The queue
+
+    /// Appends a write; a create (`localId` given) can be referred to by later writes.
+    @discardableResult
+    public func enqueue(
+        owner: String, service: String, method: String, body: JSONValue, idempotencyKey: String,
+        localId: String? = nil, uncertain: Bool = false, now: Date = Date()
+    ) throws -> QueuedWrite {
+        var item = QueuedWrite(
+            id: nil, owner: owner, service: service, method: method, body: body.jsonText,
+            idempotencyKey: idempotencyKey, localId: localId, createdAt: WireTime.format(now), state: .pending,
+            lastError: nil, lastErrorCode: nil, uncertain: uncertain, attempts: uncertain ? 1 : 0)
+        try writer.write { db in try item.insert(db) }
+        return item
+    }
+
+    /// The owner's queued writes in order; only pending ones unless `failed`.
+    public func items(owner: String, includeFailed: Bool = true) throws -> [QueuedWrite] {
+        try writer.read { db in
+            var request = QueuedWrite.filter(Column("owner") == owner)
+            if !includeFailed { request = request.filter(Column("state") == QueuedWrite.State.pending.rawValue) }
+            return try request.order(Column("id")).fetchAll(db)
+        }
+    }
+
+    public func item(_ id: Int64) throws -> QueuedWrite? {
+        try writer.read { db in try QueuedWrite.fetchOne(db, key: id) }
+    }
+
+    /// The queued write that creates the record `localId` stands for, if still queued.
+    public func creator(of localId: String) throws -> QueuedWrite? {
+        try writer.read { db in try QueuedWrite.filter(Column("localId") == localId).fetchOne(db) }
+    }
+
+    public struct Counts: Sendable, Equatable, Codable {
+        public var pending: Int
+        public var failed: Int
+        public var total: Int { pending + failed }
+    }
+
+    public func counts(owner: String) throws -> Counts {
+        try writer.read { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT state, count(*) AS n FROM queue WHERE owner = ? GROUP BY state", arguments: [owner])
+            var counts = Counts(pending: 0, failed: 0)
+            for row in rows {
+                let n: Int = row["n"]
+                if row["state"] as String == QueuedWrite.State.failed.rawValue {
+                    counts.failed = n
+                } else {
+                    counts.pending += n
+                }
+            }
+            return counts
+        }
+    }
+
+    /// A replayed write succeeded: it leaves the queue and, for a create, its local id now
+    /// names `realId`. One transaction, so a crash leaves either both or neither.
+    public func complete(_ item: QueuedWrite, realId: String?) throws {
+        try writer.write { db in
+            if let localId = item.localId, let realId {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO localIds(localId, owner, realId) VALUES (?, ?, ?)",
+                    arguments: [localId, item.owner, realId])
+            }
+            try db.execute(sql: "DELETE FROM queue WHERE id = ?", arguments: [item.id])
+        }
+    }
+
+    /// The service refused the write: keep it, with the error, for the user.
+    public func fail(_ item: QueuedWrite, code: String, message: String) throws {
+        try writer.write { db in
+            try db.execute(
+                sql:
+                    "UPDATE queue SET state = 'failed', lastError = ?, lastErrorCode = ?, attempts = attempts + 1 WHERE id = ?",
+                arguments: [message, code, item.id])
+        }
+    }
+
+    /// Sent without an answer (or not sent): still pending, one more attempt noted.
+    public func attempted(_ item: QueuedWrite, delivered: Bool, error: String) throws {
+        try writer.write { db in
+            try db.execute(
+                sql: "UPDATE queue SET lastError = ?, attempts = attempts + 1, uncertain = uncertain OR ? WHERE id = ?",
+                arguments: [error, delivered, item.id])
+        }
+    }
+
+    /// Removes one of the owner's queued writes; false if there is no such item.
+    public func drop(_ id: Int64, owner: String) throws -> Bool {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM queue WHERE id = ? AND owner = ?", arguments: [id, owner])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The real ids of local ids whose creates were replayed.
+    public func realIds(owner: String) throws -> [String: String] {
+        try writer.read { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT localId, realId FROM localIds WHERE owner = ?", arguments: [owner])
+            return Dictionary(rows.map { ($0["localId"] as String, $0["realId"] as String) }) { first, _ in first }
+        }
+    }
+
+    /// Moves every queued write of `from` to `to` (an anonymous user's data claimed by a
+    /// new account); returns how many moved.
+    @discardableResult
+    public func reassign(from: String, to: String) throws -> Int {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE queue SET owner = ? WHERE owner = ?", arguments: [to, from])
+            let moved = db.changesCount
+            try db.execute(sql: "UPDATE localIds SET owner = ? WHERE owner = ?", arguments: [to, from])
+            return moved
+        }
+    }
+
+    /// Forgets everything kept for `owner`: queue, local ids and cached answers.
+    public func removeAll(owner: String) throws {
+        try writer.write { db in
+            for table in ["queue", "localIds", "cache"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE owner = ?", arguments: [owner])
+            }
+        }
+    }
+
+    // MARK: The read cache
+
+    public static func cacheKey(_ service: String, _ method: String, _ body: JSONValue) -> String {
+        "\(service) \(method) \(body.jsonText)"
+    }
+
+    public struct Cached: Sendable {
+        public var method: String
+        public var result: JSONValue
+        public var fetchedAt: String
+    }
+
+    public func remember(
+        owner: String, service: String, method: String, body: JSONValue, result: JSONValue, now: Date = Date()
+    )
+        throws
+    {
+        try writer.write { db in
+            try db.execute(
+                sql:
+                    "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    owner, Self.cacheKey(service, method, body), service, method, result.jsonText, WireTime.format(now),
+                ])
+        }
+    }
+
+    public func cached(owner: String, service: String, method: String, body: JSONValue) throws -> Cached? {
+        try writer.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND key = ?",
+                    arguments: [owner, Self.cacheKey(service, method, body)])
+            else { return nil }
+            return Cached(
+                method: row["method"], result: (try? JSONValue.parse(row["result"] as String)) ?? .null,
+                fetchedAt: row["fetchedAt"])
+        }
+    }
+
+    /// Every cached answer of these methods, oldest first.
+    public func cached(owner: String, methods: [String]) throws -> [Cached] {
+        guard !methods.isEmpty else { return [] }
+        return try writer.read { db in
+            let marks = methods.map { _ in "?" }.joined(separator: ",")
+            let rows = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND method IN (\(marks)) ORDER BY fetchedAt",
+                arguments: StatementArguments([owner] + methods))
+            return rows.map {
+                Cached(
+                    method: $0["method"], result: (try? JSONValue.parse($0["result"] as String)) ?? .null,
+                    fetchedAt: $0["fetchedAt"])
+            }
+        }
+    }
+}
+
+extension JSONValue {
+    /// This value with every string found in `map` replaced by its mapped value.
+    func replacingStrings(_ map: [String: String]) -> JSONValue {
+        switch self {
+        case .string(let s): .string(map[s] ?? s)
+        case .array(let a): .array(a.map { $0.replacingStrings(map) })
+        case .object(let o): .object(o.mapValues { $0.replacingStrings(map) })
+        default: self
+        }
+    }
+
+    /// Every string in this value that starts with `prefix`.
+    func strings(withPrefix prefix: String) -> [String] {
+        switch self {
+        case .string(let s): s.hasPrefix(prefix) ? [s] : []
+        case .array(let a): a.flatMap { $0.strings(withPrefix: prefix) }
+        case .object(let o): o.keys.sorted().flatMap { o[$0]!.strings(withPrefix: prefix) }
+        default: []
+        }
+    }
+}

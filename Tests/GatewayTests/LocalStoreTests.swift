@@ -1,0 +1,106 @@
+// The CLI's local store on a fresh in-memory database: the queue keeps order and owners,
+// a completed create maps its local id in the same step that removes it, claiming moves
+// anonymous writes, logout's removal is per owner, and the read cache answers by body.
+import Foundation
+import Testing
+import Runtime
+import Wire
+
+@testable import Gateway
+
+@Suite("local store: queue, local ids, cache")
+struct LocalStoreTests {
+    @Test("writes queue in order per owner; a create maps its local id when completed")
+    func queueOrder() throws {
+        let store = try LocalStore.inMemory()
+        let car = try store.enqueue(
+            owner: "u1", service: "records", method: "records.vehicle.add", body: ["nickname": "Van"],
+            idempotencyKey: "k1", localId: "local-1")
+        let fill = try store.enqueue(
+            owner: "u1", service: "records", method: "records.fillup.add",
+            body: ["vehicleId": "local-1", "volume": 10], idempotencyKey: "k2")
+        try store.enqueue(
+            owner: "u2", service: "records", method: "records.expense.add", body: ["name": "x"], idempotencyKey: "k3")
+        #expect(try store.items(owner: "u1").map(\.idempotencyKey) == ["k1", "k2"])
+        #expect(try store.counts(owner: "u1") == LocalStore.Counts(pending: 2, failed: 0))
+        #expect(try store.creator(of: "local-1")?.id == car.id)
+
+        try store.complete(car, realId: "0196real")
+        #expect(try store.realIds(owner: "u1") == ["local-1": "0196real"])
+        #expect(try store.items(owner: "u1").map(\.id) == [fill.id])
+        let sent = fill.bodyValue.replacingStrings(try store.realIds(owner: "u1"))
+        #expect(sent == ["vehicleId": "0196real", "volume": 10])
+        #expect(fill.bodyValue.strings(withPrefix: LocalStore.localPrefix) == ["local-1"])
+    }
+
+    @Test("a refused write is kept as failed, skipped by a pending-only replay, and can be dropped")
+    func failedAndDropped() throws {
+        let store = try LocalStore.inMemory()
+        let item = try store.enqueue(
+            owner: "u1", service: "records", method: "records.expense.add", body: [:], idempotencyKey: "k")
+        try store.fail(item, code: "invalid_argument", message: "name: is required")
+        #expect(try store.counts(owner: "u1") == LocalStore.Counts(pending: 0, failed: 1))
+        #expect(try store.items(owner: "u1", includeFailed: false).isEmpty)
+        #expect(try store.items(owner: "u1").first?.lastError == "name: is required")
+        #expect(try store.drop(item.id!, owner: "u2") == false, "only the owner's")
+        #expect(try store.drop(item.id!, owner: "u1"))
+        #expect(try store.counts(owner: "u1").total == 0)
+    }
+
+    @Test("claiming moves anonymous writes and their local ids; removal is per owner")
+    func claimAndRemove() throws {
+        let store = try LocalStore.inMemory()
+        let car = try store.enqueue(
+            owner: LocalStore.anonymous, service: "records", method: "records.vehicle.add", body: [:],
+            idempotencyKey: "a",
+            localId: "local-a")
+        try store.enqueue(
+            owner: "u9", service: "records", method: "records.expense.add", body: [:], idempotencyKey: "b")
+        #expect(try store.reassign(from: LocalStore.anonymous, to: "u1") == 1)
+        #expect(try store.items(owner: LocalStore.anonymous).isEmpty)
+        #expect(try store.items(owner: "u1").first?.id == car.id)
+        try store.remember(
+            owner: "u1", service: "records", method: "records.expense.list", body: ["limit": 500], result: ["items": []]
+        )
+        try store.removeAll(owner: "u1")
+        #expect(try store.items(owner: "u1").isEmpty)
+        #expect(
+            try store.cached(owner: "u1", service: "records", method: "records.expense.list", body: ["limit": 500])
+                == nil)
+        #expect(try store.counts(owner: "u9").pending == 1)
+    }
+
+    @Test("the cache answers the same method and body, whatever the key order")
+    func cache() throws {
+        let store = try LocalStore.inMemory()
+        let body: JSONValue = ["b": 1, "a": "x"]
+        try store.remember(
+            owner: "u1", service: "records", method: "records.vehicle.list", body: body,
+            result: ["items": [["id": "v1"]]])
+        let again = try store.cached(
+            owner: "u1", service: "records", method: "records.vehicle.list", body: ["a": "x", "b": 1])
+        #expect(again?.result["items"]?.arrayValue?.count == 1)
+        #expect(try store.cached(owner: "u2", service: "records", method: "records.vehicle.list", body: body) == nil)
+        #expect(try store.cached(owner: "u1", methods: ["records.vehicle.list"]).count == 1)
+    }
+
+    @Test("what may be queued: records writes, never the server-held timer")
+    func queueable() {
+        #expect(Offline.isQueueable("records", "records.expense.add"))
+        #expect(Offline.isQueueable("records", "records.fillup.update"))
+        #expect(!Offline.isQueueable("records", "records.timer.start"))
+        #expect(!Offline.isQueueable("auth", "auth.logout"))
+        #expect(!Offline.isQueueable("store", "store.buy"))
+    }
+
+    @Test("a missing ipc socket with no supervisor is down; a tcp endpoint is never judged")
+    func reachability() throws {
+        #expect(Reachability.refuses("/tmp/logbook-no-such-dir-\(UUID().uuidString)/records.sock"))
+        let home = "/tmp/lbt-" + UUID().uuidString.prefix(8)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let down = try StackConfiguration.scratch(home)
+        #expect(Reachability.isDown("records", configuration: down))
+        let tcp = try StackConfiguration.scratch(home, extra: ["LOGBOOK_RECORDS_ENDPOINT": "tcp://127.0.0.1:1"])
+        #expect(!Reachability.isDown("records", configuration: tcp))
+    }
+}
