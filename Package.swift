@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "logbook", targets: ["logbook"]),
         .executable(name: "auth", targets: ["auth"]),
+        .executable(name: "analytics", targets: ["analytics"]),
         .executable(name: "logbook-bench", targets: ["logbook-bench"]),
     ],
     dependencies: [
@@ -56,6 +57,12 @@ let package = Package(
             name: "auth", dependencies: ["AuthService"], path: "Services/Auth/auth",
             swiftSettings: swiftSettings),
         .target(
+            name: "AnalyticsService", dependencies: ["Runtime"],
+            path: "Services/Analytics/AnalyticsService", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "analytics", dependencies: ["AnalyticsService"], path: "Services/Analytics/analytics",
+            swiftSettings: swiftSettings),
+        .target(
             name: "Gateway",
             dependencies: ["Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -66,7 +73,9 @@ let package = Package(
         // MARK: Benchmarks (a separate command, never a timed test)
         .executableTarget(
             name: "logbook-bench",
-            dependencies: ["Runtime", "ZMQ", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "Runtime", "ZMQ", "AnalyticsService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 
         // MARK: Tests
@@ -78,7 +87,10 @@ let package = Package(
             name: "AuthTests", dependencies: ["AuthService"], path: "Tests/AuthTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth"],
+            name: "AnalyticsTests", dependencies: ["AnalyticsService"], path: "Tests/AnalyticsTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "analytics"],
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ]
 )
