@@ -40,14 +40,22 @@ enum ExpenseProjection {
     private static func addToDay(
         _ db: Database, userId: String, day: Int64, currency: String, category: String, amount: Int64, count: Int
     ) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO expenseDay (userId, day, currency, category, totalMinor, count) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (userId, day, currency, category) DO UPDATE SET totalMinor = totalMinor + excluded.totalMinor,
-                    count = count + excluded.count
-                """,
-            arguments: [userId, day, currency, category, amount, count])
-        if count < 0 {
+        if count > 0 {
+            try db.execute(
+                sql: """
+                    INSERT INTO expenseDay (userId, day, currency, category, totalMinor, count) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (userId, day, currency, category) DO UPDATE SET totalMinor = totalMinor + excluded.totalMinor,
+                        count = count + excluded.count
+                    """,
+                arguments: [userId, day, currency, category, amount, count])
+        } else {
+            // the CHECK (count >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
+            try db.execute(
+                sql: """
+                    UPDATE expenseDay SET totalMinor = totalMinor + ?, count = count + ?
+                    WHERE userId = ? AND day = ? AND currency = ? AND category = ?
+                    """,
+                arguments: [amount, count, userId, day, currency, category])
             try db.execute(
                 sql: "DELETE FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ? AND count = 0",
                 arguments: [userId, day, currency, category])

@@ -108,19 +108,28 @@ enum CatchProjection {
 
     private static func count(_ db: Database, _ fish: Fish, _ answer: Answer?, sign: Int) throws {
         for (dimension, bucket) in contribution(fish, answer) {
-            try db.execute(
-                sql: """
-                    INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (userId, species, water, dimension, bucket, bait) DO UPDATE SET n = n + excluded.n
-                    """,
-                arguments: [fish.userId, fish.species, fish.water, dimension, bucket, fish.bait, sign])
-            if sign < 0 {
+            let key: StatementArguments = [fish.userId, fish.species, fish.water, dimension, bucket, fish.bait]
+            if sign > 0 {
+                try db.execute(
+                    sql: """
+                        INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, 1)
+                        ON CONFLICT (userId, species, water, dimension, bucket, bait) DO UPDATE SET n = n + 1
+                        """,
+                    arguments: key)
+            } else {
+                // the CHECK (n >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
+                try db.execute(
+                    sql: """
+                        UPDATE catchTally SET n = n - 1 WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
+                            AND bucket = ? AND bait = ?
+                        """,
+                    arguments: key)
                 try db.execute(
                     sql: """
                         DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
                             AND bucket = ? AND bait = ? AND n = 0
                         """,
-                    arguments: [fish.userId, fish.species, fish.water, dimension, bucket, fish.bait])
+                    arguments: key)
             }
         }
     }
