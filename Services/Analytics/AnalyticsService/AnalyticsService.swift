@@ -119,7 +119,7 @@ public struct AnalyticsService: Sendable {
     }
 
     public static func purge(_ db: Database, userId: String) throws {
-        for sql in Schema.userTables { try db.execute(sql: sql, arguments: [userId]) }
+        for sql in Schema.userTables { try db.execute(cached: sql, arguments: [userId]) }
     }
 
     static func router(_ router: Router, database: any DatabaseReader, now: @escaping @Sendable () -> Date) -> Router {

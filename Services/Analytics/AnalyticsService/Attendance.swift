@@ -35,7 +35,7 @@ enum AttendanceProjection {
         let after = try next(db, userId: userId, at: at, id: payload.id)
         if let before, let after { try span(db, userId: userId, before, after, sign: -1) }
         try db.execute(
-            sql: "INSERT INTO attendance (id, userId, kind, at) VALUES (?, ?, ?, ?)",
+            cached: "INSERT INTO attendance (id, userId, kind, at) VALUES (?, ?, ?, ?)",
             arguments: [payload.id, userId, payload.kind, at])
         let entry = Entry(id: payload.id, arrival: payload.kind == "arrival", at: at)
         if let before { try span(db, userId: userId, before, entry, sign: 1) }
@@ -46,14 +46,14 @@ enum AttendanceProjection {
     static func remove(_ db: Database, userId: String, id: String) throws {
         guard
             let row = try Row.fetchOne(
-                db, sql: "SELECT id, kind, at FROM attendance WHERE userId = ? AND id = ?", arguments: [userId, id])
+                db, cached: "SELECT id, kind, at FROM attendance WHERE userId = ? AND id = ?", arguments: [userId, id])
         else { return }
         let entry = Entry(row: row)
         let before = try previous(db, userId: userId, at: entry.at, id: id)
         let after = try next(db, userId: userId, at: entry.at, id: id)
         if let before { try span(db, userId: userId, before, entry, sign: -1) }
         if let after { try span(db, userId: userId, entry, after, sign: -1) }
-        try db.execute(sql: "DELETE FROM attendance WHERE id = ?", arguments: [id])
+        try db.execute(cached: "DELETE FROM attendance WHERE id = ?", arguments: [id])
         if let before, let after { try span(db, userId: userId, before, after, sign: 1) }
         for e in [before, after].compactMap({ $0 }) { try reflag(db, userId: userId, e) }
     }
@@ -61,7 +61,7 @@ enum AttendanceProjection {
     static func previous(_ db: Database, userId: String, at: Int64, id: String) throws -> Entry? {
         try Row.fetchOne(
             db,
-            sql: """
+            cached: """
                 SELECT id, kind, at FROM attendance WHERE userId = ? AND (at, id) < (?, ?)
                 ORDER BY at DESC, id DESC LIMIT 1
                 """, arguments: [userId, at, id]
@@ -71,7 +71,7 @@ enum AttendanceProjection {
     static func next(_ db: Database, userId: String, at: Int64, id: String) throws -> Entry? {
         try Row.fetchOne(
             db,
-            sql: "SELECT id, kind, at FROM attendance WHERE userId = ? AND (at, id) > (?, ?) ORDER BY at, id LIMIT 1",
+            cached: "SELECT id, kind, at FROM attendance WHERE userId = ? AND (at, id) > (?, ?) ORDER BY at, id LIMIT 1",
             arguments: [userId, at, id]
         ).map(Entry.init(row:))
     }
@@ -84,14 +84,14 @@ enum AttendanceProjection {
             let start = max(a.at, day * Day.msPerDay)
             let end = min(b.at, (day + 1) * Day.msPerDay)
             try db.execute(
-                sql: """
+                cached: """
                     INSERT INTO attendanceDay (userId, day, workedMs) VALUES (?, ?, ?)
                     ON CONFLICT (userId, day) DO UPDATE SET workedMs = workedMs + excluded.workedMs
                     """,
                 arguments: [userId, day, sign * (end - start)])
             if sign < 0 {
                 try db.execute(
-                    sql: "DELETE FROM attendanceDay WHERE userId = ? AND day = ? AND workedMs = 0", arguments: [userId, day])
+                    cached: "DELETE FROM attendanceDay WHERE userId = ? AND day = ? AND workedMs = 0", arguments: [userId, day])
             }
             day += 1
         }
@@ -104,7 +104,7 @@ enum AttendanceProjection {
         } else {
             open = try previous(db, userId: userId, at: entry.at, id: entry.id).map { !$0.arrival } ?? true
         }
-        try db.execute(sql: "UPDATE attendance SET open = ? WHERE id = ?", arguments: [open, entry.id])
+        try db.execute(cached: "UPDATE attendance SET open = ? WHERE id = ?", arguments: [open, entry.id])
     }
 }
 
@@ -155,7 +155,7 @@ enum AttendanceQueries {
         let range = try DayRange(from: body.from, to: body.to)
         let rows = try Row.fetchAll(
             db,
-            sql: "SELECT day, workedMs FROM attendanceDay WHERE userId = ? AND day >= ? AND day < ? ORDER BY day",
+            cached: "SELECT day, workedMs FROM attendanceDay WHERE userId = ? AND day >= ? AND day < ? ORDER BY day",
             arguments: [userId, range.lower, range.upper])
         var groups: [WorkedGroup] = []
         for row in rows {
@@ -174,7 +174,7 @@ enum AttendanceQueries {
         let latest = try latest(db, userId: userId)
         let open = try Row.fetchAll(
             db,
-            sql: """
+            cached: """
                 SELECT id, kind, at FROM attendance WHERE userId = ? AND open = 1 AND at >= ? AND at < ?
                 ORDER BY at DESC, id DESC LIMIT 100
                 """, arguments: [userId, lowerMs, upperMs]
@@ -200,12 +200,12 @@ enum AttendanceQueries {
         func one(_ kind: String) throws -> LatestEntry? {
             try Row.fetchOne(
                 db,
-                sql: "SELECT id, at FROM attendance WHERE userId = ? AND kind = ? ORDER BY at DESC, id DESC LIMIT 1",
+                cached: "SELECT id, at FROM attendance WHERE userId = ? AND kind = ? ORDER BY at DESC, id DESC LIMIT 1",
                 arguments: [userId, kind]
             ).map { LatestEntry(id: $0["id"], at: Date(ms: $0["at"])) }
         }
         let newest = try String.fetchOne(
-            db, sql: "SELECT id FROM attendance WHERE userId = ? ORDER BY at DESC, id DESC LIMIT 1", arguments: [userId])
+            db, cached: "SELECT id FROM attendance WHERE userId = ? ORDER BY at DESC, id DESC LIMIT 1", arguments: [userId])
         return (try one("arrival"), try one("departure"), newest)
     }
 }

@@ -15,7 +15,7 @@ enum ExpenseProjection {
         let currency = expense.currency ?? "USD"
         let day = Day.of(expense.date)
         try db.execute(
-            sql: """
+            cached: """
                 INSERT INTO expense (id, userId, name, amountMinor, currency, date, day, category)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
@@ -28,10 +28,10 @@ enum ExpenseProjection {
     static func delete(_ db: Database, userId: String, id: String) throws {
         guard
             let old = try Row.fetchOne(
-                db, sql: "SELECT day, currency, category, amountMinor FROM expense WHERE userId = ? AND id = ?",
+                db, cached: "SELECT day, currency, category, amountMinor FROM expense WHERE userId = ? AND id = ?",
                 arguments: [userId, id])
         else { return }
-        try db.execute(sql: "DELETE FROM expense WHERE id = ?", arguments: [id])
+        try db.execute(cached: "DELETE FROM expense WHERE id = ?", arguments: [id])
         try addToDay(
             db, userId: userId, day: old["day"], currency: old["currency"], category: old["category"] ?? "",
             amount: -(old["amountMinor"] as Int64), count: -1)
@@ -42,7 +42,7 @@ enum ExpenseProjection {
     ) throws {
         if count > 0 {
             try db.execute(
-                sql: """
+                cached: """
                     INSERT INTO expenseDay (userId, day, currency, category, totalMinor, count) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (userId, day, currency, category) DO UPDATE SET totalMinor = totalMinor + excluded.totalMinor,
                         count = count + excluded.count
@@ -51,13 +51,13 @@ enum ExpenseProjection {
         } else {
             // the CHECK (count >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
             try db.execute(
-                sql: """
+                cached: """
                     UPDATE expenseDay SET totalMinor = totalMinor + ?, count = count + ?
                     WHERE userId = ? AND day = ? AND currency = ? AND category = ?
                     """,
                 arguments: [amount, count, userId, day, currency, category])
             try db.execute(
-                sql: "DELETE FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ? AND count = 0",
+                cached: "DELETE FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ? AND count = 0",
                 arguments: [userId, day, currency, category])
         }
     }
@@ -119,7 +119,7 @@ enum ExpenseQueries {
         let range = try DayRange(from: body.from, to: body.to)
         let rows = try Row.fetchAll(
             db,
-            sql: """
+            cached: """
                 SELECT day, currency, category, totalMinor, count FROM expenseDay
                 WHERE userId = ? AND day >= ? AND day < ? ORDER BY currency, day
                 """,
@@ -158,7 +158,7 @@ enum ExpenseQueries {
             let total = list.reduce(Int64(0)) { $0 + $1.totalMinor }
             let largest = try Row.fetchAll(
                 db,
-                sql: """
+                cached: """
                     SELECT id, name, amountMinor, date, category FROM expense
                     WHERE userId = ? AND currency = ? AND day >= ? AND day < ?
                     ORDER BY amountMinor DESC, date DESC, id LIMIT 5

@@ -18,7 +18,7 @@ enum FuelProjection {
         let distance = DistanceUnit(rawValue: vehicle.distanceUnit ?? "") ?? .mi
         let volume = VolumeUnit(rawValue: vehicle.volumeUnit ?? "") ?? .gal
         try db.execute(
-            sql: """
+            cached: """
                 INSERT INTO vehicle (id, userId, nickname, distanceUnit, volumeUnit) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET nickname = excluded.nickname, distanceUnit = excluded.distanceUnit,
                     volumeUnit = excluded.volumeUnit
@@ -29,18 +29,18 @@ enum FuelProjection {
 
     static func deleteVehicle(_ db: Database, userId: String, id: String) throws {
         // fill and fuelSpend rows go with it (ON DELETE CASCADE)
-        try db.execute(sql: "DELETE FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
+        try db.execute(cached: "DELETE FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
     }
 
     /// A fill-up for a vehicle this projection has not seen (its event was lost, or it was
     /// recorded before analytics existed) gets a vehicle with the default units; the
     /// vehicle's next event sets them.
     private static func ensureVehicle(_ db: Database, userId: String, id: String) throws -> Bool {
-        if let owner = try String.fetchOne(db, sql: "SELECT userId FROM vehicle WHERE id = ?", arguments: [id]) {
+        if let owner = try String.fetchOne(db, cached: "SELECT userId FROM vehicle WHERE id = ?", arguments: [id]) {
             return owner == userId
         }
         try db.execute(
-            sql: "INSERT INTO vehicle (id, userId, distanceUnit, volumeUnit) VALUES (?, ?, 'mi', 'gal')",
+            cached: "INSERT INTO vehicle (id, userId, distanceUnit, volumeUnit) VALUES (?, ?, 'mi', 'gal')",
             arguments: [id, userId])
         return true
     }
@@ -86,7 +86,7 @@ enum FuelProjection {
             if old != nil {
                 // The result is unknown until the walk reaches it ('pending' never equals a result).
                 try db.execute(
-                    sql: """
+                    cached: """
                         UPDATE fill SET date = ?, odometer = ?, odoKey = ?, trip = ?, volume = ?, totalMinor = ?,
                             currency = ?, full = ?, missed = ?, outcome = 'pending', segmentDistance = NULL,
                             segmentVolume = NULL, segmentCostMinor = NULL, segmentCurrency = NULL, ratio = NULL
@@ -95,7 +95,7 @@ enum FuelProjection {
                     arguments: raw + [new.id])
             } else {
                 try db.execute(
-                    sql: """
+                    cached: """
                         INSERT INTO fill (date, odometer, odoKey, trip, volume, totalMinor, currency, full, missed,
                             id, userId, vehicleId)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -103,7 +103,7 @@ enum FuelProjection {
                     arguments: raw + [new.id, userId, vehicleId])
             }
         } else if let old {
-            try db.execute(sql: "DELETE FROM fill WHERE id = ?", arguments: [old.fill.id])
+            try db.execute(cached: "DELETE FROM fill WHERE id = ?", arguments: [old.fill.id])
         }
 
         let keys = [old?.fill.key, new?.key].compactMap { $0 }
@@ -120,7 +120,7 @@ enum FuelProjection {
         var state =
             try Row.fetchOne(
                 db,
-                sql: """
+                cached: """
                     SELECT * FROM fill WHERE vehicleId = ? AND (date, odoKey, id) < (?, ?, ?)
                     ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1
                     """,
@@ -131,7 +131,7 @@ enum FuelProjection {
         while true {
             let rows = try Row.fetchAll(
                 db,
-                sql: inclusive
+                cached: inclusive
                     ? """
                     SELECT * FROM fill WHERE vehicleId = ? AND (date, odoKey, id) >= (?, ?, ?)
                     ORDER BY date, odoKey, id LIMIT 256
@@ -161,7 +161,7 @@ enum FuelProjection {
 
     private static func store(_ db: Database, id: String, _ result: FuelResult, _ state: FuelState) throws {
         try db.execute(
-            sql: """
+            cached: """
                 UPDATE fill SET outcome = ?, segmentDistance = ?, segmentVolume = ?, segmentCostMinor = ?,
                     segmentCurrency = ?, ratio = ?, anchored = ?, reading = ?, openFills = ?, openDistance = ?,
                     openVolume = ?, openCostMinor = ?, openCurrency = ?
@@ -177,7 +177,7 @@ enum FuelProjection {
     /// Everything spent per vehicle and currency follows the fill-ups themselves.
     private static func spend(_ db: Database, userId: String, vehicleId: String, _ fill: FuelFill, sign: Int64) throws {
         try db.execute(
-            sql: """
+            cached: """
                 INSERT INTO fuelSpend (vehicleId, currency, userId, fills, totalMinor, volume) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (vehicleId, currency) DO UPDATE SET fills = fills + excluded.fills,
                     totalMinor = totalMinor + excluded.totalMinor, volume = volume + excluded.volume
@@ -209,7 +209,7 @@ enum FuelProjection {
 
     private static func apply(_ db: Database, userId: String, vehicleId: String, _ delta: Delta) throws {
         try db.execute(
-            sql: """
+            cached: """
                 UPDATE vehicle SET fills = fills + ?, closedSegments = closedSegments + ?,
                     closedDistance = closedDistance + ?, closedVolume = closedVolume + ?
                 WHERE id = ?
@@ -217,7 +217,7 @@ enum FuelProjection {
             arguments: [delta.fills, delta.segments, delta.distance, delta.volume, vehicleId])
         for (currency, change) in delta.cost where change.cost != 0 || change.distance != 0 {
             try db.execute(
-                sql: """
+                cached: """
                     INSERT INTO fuelSpend (vehicleId, currency, userId, closedCostMinor, closedDistance) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (vehicleId, currency) DO UPDATE SET closedCostMinor = closedCostMinor + excluded.closedCostMinor,
                         closedDistance = closedDistance + excluded.closedDistance
@@ -225,7 +225,7 @@ enum FuelProjection {
                 arguments: [vehicleId, currency, userId, change.cost, change.distance])
         }
         try db.execute(
-            sql: "DELETE FROM fuelSpend WHERE vehicleId = ? AND fills = 0 AND closedDistance = 0", arguments: [vehicleId])
+            cached: "DELETE FROM fuelSpend WHERE vehicleId = ? AND fills = 0 AND closedDistance = 0", arguments: [vehicleId])
     }
 
     /// Last, best and worst economy and the open segment, read through indexes and stored
@@ -233,25 +233,25 @@ enum FuelProjection {
     private static func refreshSummary(_ db: Database, vehicleId: String) throws {
         let open = try Row.fetchOne(
             db,
-            sql: """
+            cached: """
                 SELECT openFills, openDistance, openVolume FROM fill WHERE vehicleId = ?
                 ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1
                 """, arguments: [vehicleId])
         let last = try Row.fetchOne(
             db,
-            sql: """
+            cached: """
                 SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND outcome = 'closed'
                 ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1
                 """, arguments: [vehicleId])
         let best = try Row.fetchOne(
             db,
-            sql: """
+            cached: """
                 SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND ratio IS NOT NULL
                 ORDER BY ratio DESC LIMIT 1
                 """, arguments: [vehicleId])
         let worst = try Row.fetchOne(
             db,
-            sql: """
+            cached: """
                 SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND ratio IS NOT NULL
                 ORDER BY ratio ASC LIMIT 1
                 """, arguments: [vehicleId])
@@ -267,7 +267,7 @@ enum FuelProjection {
                 open?["openVolume"] as Int64? ?? 0,
             ] + fields(last) + fields(best) + fields(worst) + [vehicleId]
         try db.execute(
-            sql: """
+            cached: """
                 UPDATE vehicle SET openFills = ?, openDistance = ?, openVolume = ?,
                     lastFillId = ?, lastDate = ?, lastDistance = ?, lastVolume = ?,
                     bestFillId = ?, bestDate = ?, bestDistance = ?, bestVolume = ?,
@@ -301,7 +301,7 @@ struct StoredFill: Sendable {
     }
 
     static func find(_ db: Database, userId: String, id: String) throws -> StoredFill? {
-        try Row.fetchOne(db, sql: "SELECT * FROM fill WHERE userId = ? AND id = ?", arguments: [userId, id])
+        try Row.fetchOne(db, cached: "SELECT * FROM fill WHERE userId = ? AND id = ?", arguments: [userId, id])
             .map(StoredFill.init(row:))
     }
 }

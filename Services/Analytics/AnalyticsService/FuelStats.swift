@@ -158,7 +158,7 @@ struct VehicleRow {
 
     static func find(_ db: Database, userId: String, id: String) throws -> VehicleRow {
         guard
-            let row = try Row.fetchOne(db, sql: "SELECT * FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
+            let row = try Row.fetchOne(db, cached: "SELECT * FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
         else { throw ServiceError(.notFound, "vehicle \(id) not found", field: "vehicleId") }
         return VehicleRow(
             id: id, distanceUnit: DistanceUnit(rawValue: row["distanceUnit"]) ?? .mi,
@@ -207,7 +207,7 @@ enum FuelQueries {
             }
         }
         let spending = try Row.fetchAll(
-            db, sql: "SELECT * FROM fuelSpend WHERE vehicleId = ? ORDER BY currency", arguments: [vehicle.id]
+            db, cached: "SELECT * FROM fuelSpend WHERE vehicleId = ? ORDER BY currency", arguments: [vehicle.id]
         ).map { spend -> FuelSpending in
             let volume: Int64 = spend["volume"]
             let total: Int64 = spend["totalMinor"]
@@ -243,7 +243,7 @@ enum FuelQueries {
         let units = try vehicle.units(body.units)
         let rows = try Row.fetchAll(
             db,
-            sql: "SELECT * FROM fill WHERE vehicleId = ? ORDER BY date DESC, odoKey DESC, id DESC",
+            cached: "SELECT * FROM fill WHERE vehicleId = ? ORDER BY date DESC, odoKey DESC, id DESC",
             arguments: [vehicle.id])
         let fills = rows.map(StoredFill.init(row:)).map { stored -> FillEconomy in
             let result = stored.result ?? FuelResult(outcome: .partial)
@@ -287,11 +287,11 @@ struct FuelSnapshot: Sendable, Equatable {
 
     static func stored(_ db: Database, vehicleId: String) throws -> FuelSnapshot {
         var snapshot = FuelSnapshot()
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM fill WHERE vehicleId = ?", arguments: [vehicleId]) {
+        for row in try Row.fetchAll(db, cached: "SELECT * FROM fill WHERE vehicleId = ?", arguments: [vehicleId]) {
             let stored = StoredFill(row: row)
             snapshot.results[stored.fill.id] = stored.result
         }
-        guard let vehicle = try Row.fetchOne(db, sql: "SELECT * FROM vehicle WHERE id = ?", arguments: [vehicleId]) else {
+        guard let vehicle = try Row.fetchOne(db, cached: "SELECT * FROM vehicle WHERE id = ?", arguments: [vehicleId]) else {
             return snapshot
         }
         snapshot.fills = vehicle["fills"]
@@ -308,7 +308,7 @@ struct FuelSnapshot: Sendable, Equatable {
         }
         snapshot.bestRatio = ratio("best")
         snapshot.worstRatio = ratio("worst")
-        for row in try Row.fetchAll(db, sql: "SELECT * FROM fuelSpend WHERE vehicleId = ?", arguments: [vehicleId]) {
+        for row in try Row.fetchAll(db, cached: "SELECT * FROM fuelSpend WHERE vehicleId = ?", arguments: [vehicleId]) {
             snapshot.spend[row["currency"]] = Spend(
                 fills: row["fills"], totalMinor: row["totalMinor"], volume: row["volume"],
                 closedCostMinor: row["closedCostMinor"], closedDistance: row["closedDistance"])

@@ -111,7 +111,7 @@ enum CatchProjection {
             let key: StatementArguments = [fish.userId, fish.species, fish.water, dimension, bucket, fish.bait]
             if sign > 0 {
                 try db.execute(
-                    sql: """
+                    cached: """
                         INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, 1)
                         ON CONFLICT (userId, species, water, dimension, bucket, bait) DO UPDATE SET n = n + 1
                         """,
@@ -119,13 +119,13 @@ enum CatchProjection {
             } else {
                 // the CHECK (n >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
                 try db.execute(
-                    sql: """
+                    cached: """
                         UPDATE catchTally SET n = n - 1 WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
                             AND bucket = ? AND bait = ?
                         """,
                     arguments: key)
                 try db.execute(
-                    sql: """
+                    cached: """
                         DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
                             AND bucket = ? AND bait = ? AND n = 0
                         """,
@@ -135,11 +135,11 @@ enum CatchProjection {
     }
 
     private static func fish(_ db: Database, id: String) throws -> Fish? {
-        try Row.fetchOne(db, sql: "SELECT * FROM fishCatch WHERE id = ?", arguments: [id]).map(Fish.init(row:))
+        try Row.fetchOne(db, cached: "SELECT * FROM fishCatch WHERE id = ?", arguments: [id]).map(Fish.init(row:))
     }
 
     private static func answer(_ db: Database, catchId: String) throws -> Answer? {
-        try Row.fetchOne(db, sql: "SELECT * FROM catchConditions WHERE catchId = ?", arguments: [catchId])
+        try Row.fetchOne(db, cached: "SELECT * FROM catchConditions WHERE catchId = ?", arguments: [catchId])
             .map(Answer.init(row:))
     }
 
@@ -154,12 +154,12 @@ enum CatchProjection {
             // An unavailable answer without a place cannot be checked against an edit: it
             // was for the old place or time, so the catch waits for the new answer.
             if let stale = answer, !stale.ready, !stale.placed, old.placeAndTime != new.placeAndTime {
-                try db.execute(sql: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [new.id])
+                try db.execute(cached: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [new.id])
                 answer = nil
             }
         }
         try db.execute(
-            sql: """
+            cached: """
                 INSERT INTO fishCatch (id, userId, species, water, bait, caughtAt, latitude, longitude)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET species = excluded.species, water = excluded.water, bait = excluded.bait,
@@ -172,8 +172,8 @@ enum CatchProjection {
     static func deleteCatch(_ db: Database, userId: String, id: String) throws {
         guard let old = try fish(db, id: id), old.userId == userId else { return }
         try count(db, old, try answer(db, catchId: id), sign: -1)
-        try db.execute(sql: "DELETE FROM fishCatch WHERE id = ?", arguments: [id])
-        try db.execute(sql: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [id])
+        try db.execute(cached: "DELETE FROM fishCatch WHERE id = ?", arguments: [id])
+        try db.execute(cached: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [id])
     }
 
     static func conditionsReady(_ db: Database, userId: String?, _ payload: ConditionsReadyPayload) throws {
@@ -203,7 +203,7 @@ enum CatchProjection {
         if let f = fish, let userId, f.userId != userId { fish = nil }
         if let fish { try count(db, fish, try answer(db, catchId: catchId), sign: -1) }
         try db.execute(
-            sql: """
+            cached: """
                 INSERT OR REPLACE INTO catchConditions (catchId, userId, status, reason, hour, latitude, longitude,
                     temperatureBand, pressureBand, pressureTrend, windForce, windDirection, sky, timeOfDay, moonPhase,
                     tidePhase, tideHeight)
@@ -298,13 +298,13 @@ enum SuggestQueries {
         let rows: [Row] =
             switch (species, body.water) {
             case (nil, nil):
-                try Row.fetchAll(db, sql: select + group, arguments: [userId])
+                try Row.fetchAll(db, cached: select + group, arguments: [userId])
             case (let s?, nil):
-                try Row.fetchAll(db, sql: select + " AND species = ?" + group, arguments: [userId, s])
+                try Row.fetchAll(db, cached: select + " AND species = ?" + group, arguments: [userId, s])
             case (nil, let w?):
-                try Row.fetchAll(db, sql: select + " AND water = ?" + group, arguments: [userId, w])
+                try Row.fetchAll(db, cached: select + " AND water = ?" + group, arguments: [userId, w])
             case (let s?, let w?):
-                try Row.fetchAll(db, sql: select + " AND species = ? AND water = ?" + group, arguments: [userId, s, w])
+                try Row.fetchAll(db, cached: select + " AND species = ? AND water = ?" + group, arguments: [userId, s, w])
             }
         // dimension → bucket → bait → count
         var counts: [String: [String: [String: Int]]] = [:]

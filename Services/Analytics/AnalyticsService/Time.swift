@@ -35,7 +35,7 @@ enum Goal {
 enum TimeProjection {
     static func activityCreated(_ db: Database, userId: String, _ payload: ActivityCreatedPayload, at: Date) throws {
         try db.execute(
-            sql: """
+            cached: """
                 INSERT INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE activity.userId = excluded.userId
                 """,
@@ -45,25 +45,25 @@ enum TimeProjection {
     static func activityDeleted(_ db: Database, userId: String, _ payload: ActivityDeletedPayload, at: Date) throws {
         try ensureActivity(db, userId: userId, id: payload.id, name: payload.name, at: at)
         try db.execute(
-            sql: "UPDATE activity SET deleted = 1 WHERE userId = ? AND id = ?", arguments: [userId, payload.id])
-        try db.execute(sql: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.id])
+            cached: "UPDATE activity SET deleted = 1 WHERE userId = ? AND id = ?", arguments: [userId, payload.id])
+        try db.execute(cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.id])
     }
 
     static func timeSaved(_ db: Database, userId: String, _ payload: TimeSavedPayload, at: Date) throws {
         try db.execute(
-            sql: "INSERT OR IGNORE INTO timeEntry (id, userId, activityId, durationMs) VALUES (?, ?, ?, ?)",
+            cached: "INSERT OR IGNORE INTO timeEntry (id, userId, activityId, durationMs) VALUES (?, ?, ?, ?)",
             arguments: [payload.id, userId, payload.activityId, payload.durationMs])
         let counted = db.changesCount == 0
         // records leaves the timer idle after a save, without a `timer.changed`
         try db.execute(
-            sql: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.activityId])
+            cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.activityId])
         guard !counted else { return }
         try ensureActivity(db, userId: userId, id: payload.activityId, name: nil, at: at)
         try db.execute(
-            sql: "UPDATE activity SET totalMs = totalMs + ? WHERE userId = ? AND id = ?",
+            cached: "UPDATE activity SET totalMs = totalMs + ? WHERE userId = ? AND id = ?",
             arguments: [payload.durationMs, userId, payload.activityId])
         try db.execute(
-            sql: """
+            cached: """
                 INSERT INTO netWorth (userId, totalMs) VALUES (?, ?)
                 ON CONFLICT (userId) DO UPDATE SET totalMs = totalMs + excluded.totalMs
                 """,
@@ -73,11 +73,11 @@ enum TimeProjection {
     static func timerChanged(_ db: Database, userId: String, _ payload: TimerPayload) throws {
         if payload.state == "idle" {
             try db.execute(
-                sql: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.activityId])
+                cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.activityId])
             return
         }
         try db.execute(
-            sql: """
+            cached: """
                 INSERT INTO timer (activityId, userId, state, accumulatedMs, runningSince) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (activityId) DO UPDATE SET state = excluded.state, accumulatedMs = excluded.accumulatedMs,
                     runningSince = excluded.runningSince
@@ -92,7 +92,7 @@ enum TimeProjection {
     /// An activity this projection has not seen gets a row, so its time still counts.
     private static func ensureActivity(_ db: Database, userId: String, id: String, name: String?, at: Date) throws {
         try db.execute(
-            sql: "INSERT OR IGNORE INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)",
+            cached: "INSERT OR IGNORE INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)",
             arguments: [id, userId, name ?? "", at.ms])
     }
 }
@@ -136,7 +136,7 @@ enum TimeQueries {
     static func summary(_ db: Database, userId: String, now: Date) throws -> TimeSummary {
         let rows = try Row.fetchAll(
             db,
-            sql: """
+            cached: """
                 SELECT a.id, a.name, a.createdAt, a.totalMs, t.state, t.accumulatedMs, t.runningSince
                 FROM activity a LEFT JOIN timer t ON t.activityId = a.id AND t.userId = a.userId
                 WHERE a.userId = ? AND a.deleted = 0 ORDER BY a.createdAt, a.id
@@ -152,7 +152,7 @@ enum TimeQueries {
                 amount: Goal.dollars(cents), progress: Goal.progress(total), timer: state, running: state == "running",
                 timerElapsedMs: elapsed)
         }
-        let total = try Int64.fetchOne(db, sql: "SELECT totalMs FROM netWorth WHERE userId = ?", arguments: [userId]) ?? 0
+        let total = try Int64.fetchOne(db, cached: "SELECT totalMs FROM netWorth WHERE userId = ?", arguments: [userId]) ?? 0
         let cents = Goal.cents(total)
         return TimeSummary(
             activities: activities,
