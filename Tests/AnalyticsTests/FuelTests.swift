@@ -394,6 +394,36 @@ func dec(_ text: String) -> Decimal { Decimal(string: text)! }
         }
     }
 
+    /// The worked example of docs/fuel-economy.md.
+    @Test func documentedExample() async throws {
+        let garage = try await Garage(try Harness())
+        try await garage.put("1", day: 0, odometer: 10_000, volume: 10)
+        try await garage.put("2", day: 7, odometer: 10_300, volume: 10)
+        try await garage.put("3", day: 11, odometer: 10_450, volume: 4, full: false)
+        try await garage.put("4", day: 14, odometer: 10_650, volume: 10)
+        try await garage.put("5", day: 19, trip: 280.5, volume: 9.35)
+        try await garage.put("6", day: 29, odometer: 11_500, volume: 12, missed: true)
+        try await garage.put("7", day: 35, odometer: 11_800, volume: 12, full: false)
+        var stats = try await garage.stats()
+        #expect(stats.decimal("average") == dec("27.9"))
+        #expect(try await garage.stats("l_per_100km").decimal("average") == dec("8.43"))
+        #expect(stats["last"]?["fillId"] == "5")
+        #expect(stats["best"]?.decimal("value") == 30)
+        #expect(stats["worst"]?.decimal("value") == 25)
+        #expect(stats["waiting"]?["partialFills"] == 1)
+        #expect(stats["waiting"]?.decimal("distance") == 300)
+        let before = try await garage.harness.read { db in try Row.fetchAll(db, sql: "SELECT * FROM fill WHERE id IN ('6', '7')").map(\.description) }
+        try await garage.put("late", day: 9, odometer: 10_380, volume: 3)
+        let economy = try await garage.economy()
+        #expect(economy["late"] == dec("26.67"))
+        #expect(economy["4"] == dec("19.29"))
+        stats = try await garage.stats()
+        #expect(stats.decimal("average") == dec("25.6"))
+        // the walk stopped at #5: the rows after it are as they were
+        let after = try await garage.harness.read { db in try Row.fetchAll(db, sql: "SELECT * FROM fill WHERE id IN ('6', '7')").map(\.description) }
+        #expect(before == after)
+    }
+
     @Test func foreignAndInvalidArguments() async throws {
         let garage = try await Garage(try Harness())
         try await garage.put("f1", day: 0, odometer: 1000, volume: 10)
