@@ -57,9 +57,15 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         let start = clock.now
         var loaded = 0
         var lastReport = start
-        while let (recordEvents, weatherEvents) = workload.next(batch) {
-            try await records.apply(recordEvents)
-            if !weatherEvents.isEmpty { try await weather.apply(weatherEvents) }
+        // The next batch is generated while the current one is applied (on GRDB's writer queue).
+        var next = workload.next(batch)
+        while let (recordEvents, weatherEvents) = next {
+            async let applied: Void = {
+                try await records.apply(recordEvents)
+                if !weatherEvents.isEmpty { try await weather.apply(weatherEvents) }
+            }()
+            next = workload.next(batch)
+            try await applied
             loaded += recordEvents.count + weatherEvents.count
             if clock.now - lastReport > .seconds(15) {
                 lastReport = clock.now

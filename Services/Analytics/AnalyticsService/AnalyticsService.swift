@@ -72,7 +72,7 @@ public struct AnalyticsService: Sendable {
         case "vehicle.deleted":
             try FuelProjection.deleteVehicle(db, userId: userId, id: event.decode(IdPayload.self).id)
         case "fillup.created", "fillup.updated":
-            try FuelProjection.putFill(db, userId: userId, event.decode(FillupPayload.self))
+            try FuelProjection.putFill(db, userId: userId, FillupPayload(event))
         case "fillup.deleted":
             try FuelProjection.deleteFill(db, userId: userId, id: event.decode(FillupDeletedPayload.self).id)
         case "expense.created", "expense.updated":
@@ -92,7 +92,7 @@ public struct AnalyticsService: Sendable {
         case "timer.changed":
             try TimeProjection.timerChanged(db, userId: userId, event.decode(TimerPayload.self))
         case "catch.created", "catch.updated":
-            try CatchProjection.putCatch(db, userId: userId, event.decode(CatchPayload.self))
+            try CatchProjection.putCatch(db, userId: userId, CatchPayload(event))
         case "catch.deleted":
             try CatchProjection.deleteCatch(db, userId: userId, id: event.decode(IdPayload.self).id)
         default:
@@ -104,7 +104,7 @@ public struct AnalyticsService: Sendable {
     public static func applyWeatherEvent(_ db: Database, _ event: Event) throws {
         switch event.type {
         case "conditions.ready":
-            try CatchProjection.conditionsReady(db, userId: event.userId, event.decode(ConditionsReadyPayload.self))
+            try CatchProjection.conditionsReady(db, userId: event.userId, ConditionsReadyPayload(event))
         case "conditions.unavailable":
             try CatchProjection.conditionsUnavailable(db, userId: event.userId, event.decode(ConditionsUnavailablePayload.self))
         default:

@@ -243,7 +243,7 @@ enum FuelQueries {
         let units = try vehicle.units(body.units)
         let rows = try Row.fetchAll(
             db,
-            cached: "SELECT * FROM fill WHERE vehicleId = ? ORDER BY date DESC, odoKey DESC, id DESC",
+            cached: StoredFill.select + " FROM fill WHERE vehicleId = ? ORDER BY date DESC, odoKey DESC, id DESC",
             arguments: [vehicle.id])
         let fills = rows.map(StoredFill.init(row:)).map { stored -> FillEconomy in
             let result = stored.result ?? FuelResult(outcome: .partial)
@@ -287,7 +287,7 @@ struct FuelSnapshot: Sendable, Equatable {
 
     static func stored(_ db: Database, vehicleId: String) throws -> FuelSnapshot {
         var snapshot = FuelSnapshot()
-        for row in try Row.fetchAll(db, cached: "SELECT * FROM fill WHERE vehicleId = ?", arguments: [vehicleId]) {
+        for row in try Row.fetchAll(db, cached: StoredFill.select + " FROM fill WHERE vehicleId = ?", arguments: [vehicleId]) {
             let stored = StoredFill(row: row)
             snapshot.results[stored.fill.id] = stored.result
         }

@@ -3,6 +3,8 @@
 // import) the structs records, weather-fetcher and auth pass to `Outbox.append`; the
 // consumed events are listed in docs/protocol-analytics.md.
 import Foundation
+import Storage
+import Wire
 
 /// A quantity with at most three decimals as integer thousandths (records' `Milli` on the
 /// wire: a JSON number). Valid inputs (below 10^12) are exact through a Double.
@@ -136,4 +138,121 @@ struct ConditionsUnavailablePayload: Decodable, Sendable {
 
 struct UserDeletedPayload: Decodable, Sendable {
     var userId: String
+}
+
+// MARK: Fast paths
+
+/// Reads fields straight from an event's JSON, for the payloads a bulk replay sees most
+/// (fill-ups, catches, conditions): going through JSONEncoder and JSONDecoder cost about
+/// as much as the projection itself. Same tolerance as the Decodable structs; a missing
+/// or mistyped required field throws a DecodingError (the event is then skipped and logged).
+struct PayloadReader {
+    let object: [String: JSONValue]
+    let type: String
+
+    init(_ value: JSONValue, type: String) throws {
+        guard case .object(let object) = value else { throw Self.error(type, "is not a JSON object") }
+        self.object = object
+        self.type = type
+    }
+
+    static func error(_ type: String, _ message: String) -> DecodingError {
+        DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(type) payload: \(message)"))
+    }
+
+    private func present(_ key: String) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    func string(_ key: String) throws -> String {
+        guard let value = try optionalString(key) else { throw Self.error(type, "\(key) is required") }
+        return value
+    }
+
+    func optionalString(_ key: String) throws -> String? {
+        guard let value = present(key) else { return nil }
+        guard let text = value.stringValue else { throw Self.error(type, "\(key) must be a string") }
+        return text
+    }
+
+    func date(_ key: String) throws -> Date {
+        guard let value = try optionalDate(key) else { throw Self.error(type, "\(key) is required") }
+        return value
+    }
+
+    func optionalDate(_ key: String) throws -> Date? {
+        guard let text = try optionalString(key) else { return nil }
+        guard let date = WireTime.parse(text) else { throw Self.error(type, "\(key) is not an ISO-8601 time") }
+        return date
+    }
+
+    func double(_ key: String) throws -> Double? {
+        guard let value = present(key) else { return nil }
+        guard let number = value.doubleValue, number.isFinite else { throw Self.error(type, "\(key) must be a number") }
+        return number
+    }
+
+    func int64(_ key: String) throws -> Int64 {
+        guard let number = try double(key) else { throw Self.error(type, "\(key) is required") }
+        guard number.rounded() == number, abs(number) < 9e15 else { throw Self.error(type, "\(key) must be an integer") }
+        return Int64(number)
+    }
+
+    /// A quantity with at most 3 decimals, as thousandths.
+    func thousandths(_ key: String) throws -> Int64? {
+        guard let number = try double(key) else { return nil }
+        guard abs(number) < 1e14 else { throw Self.error(type, "\(key) is out of range") }
+        return Int64((number * 1000).rounded())
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        guard let value = present(key) else { return nil }
+        guard let flag = value.boolValue else { throw Self.error(type, "\(key) must be true or false") }
+        return flag
+    }
+
+    func nested(_ key: String) throws -> PayloadReader {
+        guard let value = present(key) else { throw Self.error(type, "\(key) is required") }
+        return try PayloadReader(value, type: type + "." + key)
+    }
+}
+
+extension FillupPayload {
+    init(_ event: Event) throws {
+        let r = try PayloadReader(event.data, type: event.type)
+        guard let volume = try r.thousandths("volume") else { throw PayloadReader.error(event.type, "volume is required") }
+        self.init(
+            id: try r.string("id"), vehicleId: try r.string("vehicleId"), date: try r.date("date"),
+            odometer: try r.thousandths("odometer").map(Thousandths.init), trip: try r.thousandths("trip").map(Thousandths.init),
+            volume: Thousandths(volume), totalMinor: try r.int64("totalMinor"), currency: try r.optionalString("currency"),
+            full: try r.bool("full"), missed: try r.bool("missed"))
+    }
+}
+
+extension CatchPayload {
+    init(_ event: Event) throws {
+        let r = try PayloadReader(event.data, type: event.type)
+        self.init(
+            id: try r.string("id"), species: try r.string("species"), bait: try r.optionalString("bait"),
+            water: try r.optionalString("water"), latitude: try r.double("latitude"), longitude: try r.double("longitude"),
+            caughtAt: try r.optionalDate("caughtAt"))
+    }
+}
+
+extension ConditionsReadyPayload {
+    init(_ event: Event) throws {
+        let r = try PayloadReader(event.data, type: event.type)
+        let c = try r.nested("conditions")
+        let beaufort = try c.double("beaufort").map { Int($0.rounded()) }
+        self.init(
+            catchId: try r.string("catchId"), summary: try r.optionalString("summary"),
+            conditions: ConditionsPayload(
+                hour: try c.optionalDate("hour"), latitude: try c.double("latitude"), longitude: try c.double("longitude"),
+                temperatureBand: try c.optionalString("temperatureBand"), pressureBand: try c.optionalString("pressureBand"),
+                pressureTrend: try c.optionalString("pressureTrend"), beaufort: beaufort,
+                windDirection: try c.optionalString("windDirection"), sky: try c.optionalString("sky"),
+                timeOfDay: try c.optionalString("timeOfDay"), moonPhase: try c.optionalString("moonPhase"),
+                tidePhase: try c.optionalString("tidePhase"), tideHeightBand: try c.optionalString("tideHeightBand")))
+    }
 }

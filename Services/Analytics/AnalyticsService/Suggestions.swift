@@ -83,14 +83,16 @@ enum CatchProjection {
 
         var placed: Bool { hour != nil || latitude != nil || longitude != nil }
 
-        /// Made for this catch's place and hour (the fetcher rounds the time to the nearest
-        /// hour and the place to 2 decimals).
+        /// Made for this catch's place and hour: the fetcher rounds the time to the nearest
+        /// hour and the place to 2 decimals (the rule records applies too).
         func matches(_ fish: Fish) -> Bool {
-            if let hour, let caught = fish.caughtAt, abs(hour - caught) > 30 * 60 * 1000 { return false }
-            if let latitude, let other = fish.latitude, abs(latitude - other) > 0.0051 { return false }
-            if let longitude, let other = fish.longitude, abs(longitude - other) > 0.0051 { return false }
+            if let hour, let caught = fish.caughtAt, abs(hour - caught) > 30 * 60 * 1000 + 1000 { return false }
+            if let latitude, let other = fish.latitude, Self.rounded(latitude) != Self.rounded(other) { return false }
+            if let longitude, let other = fish.longitude, Self.rounded(longitude) != Self.rounded(other) { return false }
             return true
         }
+
+        static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
     }
 
     /// Species and baits are grouped case-insensitively.
