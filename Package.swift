@@ -9,15 +9,51 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// A service: `Services/<folder>/<library>` holds its logic, `Services/<folder>/<executable>`
+/// its main, `Tests/<tests>` its tests.
+struct ServiceTargets {
+    var folder: String
+    var library: String
+    var executable: String
+    var dependencies: [Target.Dependency] = ["Runtime"]
+    var testDependencies: [Target.Dependency] = []
+
+    var tests: String { (library.hasSuffix("Service") ? String(library.dropLast(7)) : library) + "Tests" }
+
+    var targets: [Target] {
+        [
+            .target(
+                name: library, dependencies: dependencies, path: "Services/\(folder)/\(library)",
+                swiftSettings: swiftSettings),
+            .executableTarget(
+                name: executable, dependencies: [.target(name: library)], path: "Services/\(folder)/\(executable)",
+                swiftSettings: swiftSettings),
+            .testTarget(
+                name: tests, dependencies: [.target(name: library)] + testDependencies, path: "Tests/\(tests)",
+                swiftSettings: swiftSettings),
+        ]
+    }
+}
+
+let services: [ServiceTargets] = [
+    ServiceTargets(folder: "Auth", library: "AuthService", executable: "auth", dependencies: ["Runtime", "CSodium"]),
+    ServiceTargets(
+        folder: "Records", library: "RecordsService", executable: "records", dependencies: ["Runtime", "Imaging"],
+        testDependencies: ["Imaging"]),
+    ServiceTargets(
+        folder: "WeatherFetcher", library: "WeatherFetcherService", executable: "weather-fetcher",
+        testDependencies: ["TestSupport"]),
+    ServiceTargets(folder: "Store", library: "StoreService", executable: "store", testDependencies: ["TestSupport"]),
+    ServiceTargets(folder: "Analytics", library: "AnalyticsService", executable: "analytics"),
+]
+
 let package = Package(
     name: "Logbook",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "logbook", targets: ["logbook"]),
-        .executable(name: "auth", targets: ["auth"]),
-        .executable(name: "analytics", targets: ["analytics"]),
         .executable(name: "logbook-bench", targets: ["logbook-bench"]),
-    ],
+    ] + services.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -32,6 +68,11 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Shared/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CVips", path: "Shared/CVips", pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]),
+        // Non-variadic C wrappers: Swift cannot call libvips's NULL-terminated option lists.
+        .target(name: "CVipsShim", dependencies: ["CVips"], path: "Shared/CVipsShim"),
 
         // MARK: Shared libraries
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ", swiftSettings: swiftSettings),
@@ -48,20 +89,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
+        .target(name: "Imaging", dependencies: ["CVipsShim"], path: "Shared/Imaging", swiftSettings: swiftSettings),
 
-        // MARK: Services
-        .target(
-            name: "AuthService", dependencies: ["Runtime", "CSodium"],
-            path: "Services/Auth/AuthService", swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "auth", dependencies: ["AuthService"], path: "Services/Auth/auth",
-            swiftSettings: swiftSettings),
-        .target(
-            name: "AnalyticsService", dependencies: ["Runtime"],
-            path: "Services/Analytics/AnalyticsService", swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "analytics", dependencies: ["AnalyticsService"], path: "Services/Analytics/analytics",
-            swiftSettings: swiftSettings),
+        // MARK: The gateway CLI
         .target(
             name: "Gateway",
             dependencies: ["Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -74,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "logbook-bench",
             dependencies: [
-                "Runtime", "ZMQ", "AnalyticsService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "ZMQ", "RecordsService", "AnalyticsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 
@@ -84,13 +114,12 @@ let package = Package(
             name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "AuthTests", dependencies: ["AuthService"], path: "Tests/AuthTests",
+            name: "GatewayTests", dependencies: ["Gateway"], path: "Tests/GatewayTests",
             swiftSettings: swiftSettings),
+        // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
-            name: "AnalyticsTests", dependencies: ["AnalyticsService"], path: "Tests/AnalyticsTests",
-            swiftSettings: swiftSettings),
-        .testTarget(
-            name: "EndToEndTests", dependencies: ["Runtime", "logbook", "auth", "analytics"],
+            name: "EndToEndTests",
+            dependencies: ["Runtime", "TestSupport", "Imaging", "logbook"] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
-    ]
+    ] + services.flatMap(\.targets)
 )

@@ -32,11 +32,30 @@ public struct CallOptions: Sendable {
 extension Transport {
     /// Calls a method and returns its reply, successful or not (for `logbook call`).
     public func reply(_ method: String, body: JSONValue = [:], options: CallOptions = CallOptions()) async throws -> Reply {
+        try await send(method, body: body, options: options)
+    }
+
+    /// Calls a method; returns its result decoded, or throws the service's error.
+    public func call<Body: Encodable & Sendable, Result: Decodable>(
+        _ method: String, _ body: Body, as: Result.Type = Result.self, options: CallOptions = CallOptions()
+    ) async throws -> Result {
+        let reply = try await send(method, body: body, options: options)
+        if let error = reply.error { throw error }
+        do {
+            return try (reply.result ?? .null).decode(Result.self)
+        } catch {
+            throw ServiceError(.internal, "\(service) answered \(method) with an unexpected result: \(WireCoding.describe(error))")
+        }
+    }
+
+    /// Encodes the typed body straight into the frame: a detour through JSONValue would
+    /// turn integers above 2^53 into doubles.
+    private func send<Body: Encodable & Sendable>(_ method: String, body: Body, options: CallOptions) async throws -> Reply {
         let id = ID.make()
+        let ms = options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000
         let header = RequestHeader(
-            id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey,
-            deadlineMs: Int(options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000))
-        let frame = try WireCoding.encode(Request(header: header, body: body))
+            id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey, deadlineMs: Int(ms))
+        let frame = try WireCoding.encode(OutgoingRequest(header: header, body: body))
         let data = try await exchange(frame, id: id, timeout: options.timeout)
         do {
             return try WireCoding.decode(Reply.self, from: data)
@@ -44,18 +63,24 @@ extension Transport {
             throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1: \(WireCoding.describe(error))")
         }
     }
+}
 
-    /// Calls a method; returns its result decoded, or throws the service's error.
-    public func call<Body: Encodable & Sendable, Result: Decodable>(
-        _ method: String, _ body: Body, as: Result.Type = Result.self, options: CallOptions = CallOptions()
-    ) async throws -> Result {
-        let reply = try await reply(method, body: try JSONValue.from(body), options: options)
-        if let error = reply.error { throw error }
-        do {
-            return try (reply.result ?? .null).decode(Result.self)
-        } catch {
-            throw ServiceError(.internal, "\(service) answered \(method) with an unexpected result: \(WireCoding.describe(error))")
-        }
+/// A request with any Encodable body.
+private struct OutgoingRequest<Body: Encodable>: Encodable {
+    var header: RequestHeader
+    var body: Body
+
+    enum CodingKeys: String, CodingKey { case v, id, method, token, idempotencyKey, deadlineMs, body }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(header.v, forKey: .v)
+        try container.encode(header.id, forKey: .id)
+        try container.encode(header.method, forKey: .method)
+        try container.encodeIfPresent(header.token, forKey: .token)
+        try container.encodeIfPresent(header.idempotencyKey, forKey: .idempotencyKey)
+        try container.encodeIfPresent(header.deadlineMs, forKey: .deadlineMs)
+        try container.encode(body, forKey: .body)
     }
 }
 
@@ -144,6 +169,7 @@ public final class ServiceClient: Transport, Sendable {
             case .reply(let data):
                 return data
             case .timedOut(let delivered):
+                try Task.checkCancellation()
                 everDelivered = everDelivered || delivered
                 // Lazy Pirate: a peer that took the request but did not answer gets a fresh
                 // socket; when nothing was delivered libzmq is still reconnecting by itself.
@@ -178,15 +204,23 @@ final class Waiters: Sendable {
 
     private let entries = Mutex<[String: Entry]>([:])
 
+    /// Waits for the reply to `id`, at most `timeout`; a cancelled task stops waiting at once.
     func wait(id: String, timeout: Duration, send: () -> Void) async -> Outcome {
-        await withCheckedContinuation { continuation in
-            entries.withLock { $0[id] = Entry(continuation: continuation, delivered: false) }
-            send()
-            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
-                guard let entry = entries.withLock({ $0.removeValue(forKey: id) }) else { return }
-                entry.continuation.resume(returning: .timedOut(delivered: entry.delivered))
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                entries.withLock { $0[id] = Entry(continuation: continuation, delivered: false) }
+                if Task.isCancelled {  // cancelled before the handler could see the entry
+                    resolve(id, with: .timedOut(delivered: false))
+                    return
+                }
+                send()
+                let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+                    resolve(id, with: .timedOut(delivered: entries.withLock { $0[id]?.delivered ?? false }))
+                }
             }
+        } onCancel: {
+            resolve(id, with: .timedOut(delivered: false))
         }
     }
 

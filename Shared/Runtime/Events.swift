@@ -198,42 +198,53 @@ public final class EventConsumer: Service, Sendable {
             })
         defer { pump.stop() }
 
+        // Shutdown cancels the work below, so a call to a producer that is down does not
+        // hold the process for its whole timeout.
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await self.consume(inputs, wake: continuation)
+            }
+        } catch is CancellationError {
+            // Stopping.
+        }
+    }
+
+    private func consume(_ inputs: AsyncStream<Input>, wake continuation: AsyncStream<Input>.Continuation) async throws {
         var position = try await start()
         let pollInterval = settings.pollInterval
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
-                while !Task.isCancelledOrShuttingDown {
-                    try? await Task.sleep(for: pollInterval)
+                while !Task.isCancelled {
+                    try await Task.sleep(for: pollInterval)
                     continuation.yield(.tick)
                 }
             }
-            try await withGracefulShutdownHandler {
-                for await input in inputs {
-                    do {
-                        switch input {
-                        case .event(let event):
-                            if event.seq <= position { continue }  // a duplicate or an old one
-                            if event.seq == position + 1 {
-                                try await sink.apply([event])
-                                position = event.seq
-                            } else {
-                                position = try await catchUp(from: position)
-                            }
-                        case .heartbeat(let seq):
-                            if seq > position { position = try await catchUp(from: position) }
-                        case .tick:
+            for await input in inputs {
+                if Task.isCancelled { break }
+                do {
+                    switch input {
+                    case .event(let event):
+                        if event.seq <= position { continue }  // a duplicate or an old one
+                        if event.seq == position + 1 {
+                            try await sink.apply([event])
+                            position = event.seq
+                        } else {
                             position = try await catchUp(from: position)
                         }
-                        applied.withLock { $0 = position }
-                    } catch {
-                        // The producer is unreachable or a projection failed: keep the
-                        // position; the next heartbeat or tick tries again.
-                        logger.warning("applying events failed; will retry", metadata: ["error.detail": "\(error)"])
-                        if let stored = try? await sink.position() { position = stored }
+                    case .heartbeat(let seq):
+                        if seq > position { position = try await catchUp(from: position) }
+                    case .tick:
+                        position = try await catchUp(from: position)
                     }
+                    applied.withLock { $0 = position }
+                } catch is CancellationError {
+                    break
+                } catch {
+                    // The producer is unreachable or a projection failed: keep the
+                    // position; the next heartbeat or tick tries again.
+                    logger.warning("applying events failed; will retry", metadata: ["error.detail": "\(error)"])
+                    if let stored = try? await sink.position() { position = stored }
                 }
-            } onGracefulShutdown: {
-                continuation.finish()
             }
             group.cancelAll()
         }
@@ -242,23 +253,27 @@ public final class EventConsumer: Service, Sendable {
     /// The starting position: the sink's stored one (then catch up), or the producer's
     /// current one for sinks that keep no history.
     private func start() async throws -> Int64 {
-        while !Task.isCancelledOrShuttingDown {
+        while !Task.isCancelled {
             do {
                 if let stored = try await sink.position() {
                     let position = try await catchUp(from: stored)
                     applied.withLock { $0 = position }
                     return position
                 }
+                // `last` is the producer's current position; the event that comes with it is
+                // history this sink does not want.
                 let answer = try await producerRPC.call(
-                    "events.since", EventsSince(after: Int64.max - 1, limit: 1), as: EventsSinceResult.self)
+                    "events.since", EventsSince(after: 0, limit: 1), as: EventsSinceResult.self)
                 applied.withLock { $0 = answer.last }
                 return answer.last
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 logger.info("waiting for the producer", metadata: ["error.detail": "\(error)"])
-                try? await Task.sleep(for: .milliseconds(500))
+                try await Task.sleep(for: .milliseconds(500))
             }
         }
-        return 0
+        throw CancellationError()
     }
 
     /// Replays everything after `position` from the producer; returns the new position.

@@ -119,6 +119,20 @@ public struct Router: Sendable {
         prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
         _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result
     ) {
+        write(method, access: access, maxBytes: maxBytes, prepare: prepare, commit, settle: { _ in })
+    }
+
+    /// A write whose preparation leaves something outside the database (files a photo
+    /// upload wrote, files a deleted photo no longer needs): `settle` runs once the
+    /// transaction is over, committed or not, with what `prepare` made. It is not called
+    /// when `prepare` throws or when the request is answered from the idempotency log
+    /// before preparing.
+    public mutating func write<Body: Decodable & Sendable, Prepared: Sendable, Result: Encodable & Sendable>(
+        _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
+        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result,
+        settle: @escaping @Sendable (Prepared) async -> Void
+    ) {
         guard let commits else { preconditionFailure("write route \(method) needs a GroupCommitter") }
         add(
             Route(method: method, access: access, kind: .write, maxBytes: maxBytes) { frame, context in
@@ -134,22 +148,30 @@ public struct Router: Sendable {
                     if case .replay(let stored) = lookup { return stored }
                 }
                 let prepared = try await prepare(body, context)
-                return try await commits.write { db in
-                    if let key,
-                        case .replay(let stored) = try Idempotency.lookup(
-                            db, principal: principal, key: key, requestHash: requestHash)
-                    {
-                        return stored
+                let encoded: Data
+                do {
+                    encoded = try await commits.write { db in
+                        if let key,
+                            case .replay(let stored) = try Idempotency.lookup(
+                                db, principal: principal, key: key, requestHash: requestHash)
+                        {
+                            return stored
+                        }
+                        try context.checkDeadline()
+                        let encoded = try WireCoding.encode(try commit(prepared, context, db))
+                        if let key {
+                            try Idempotency.record(
+                                db, principal: principal, key: key, requestHash: requestHash, method: method,
+                                result: encoded)
+                        }
+                        return encoded
                     }
-                    try context.checkDeadline()
-                    let encoded = try WireCoding.encode(try commit(prepared, context, db))
-                    if let key {
-                        try Idempotency.record(
-                            db, principal: principal, key: key, requestHash: requestHash, method: method,
-                            result: encoded)
-                    }
-                    return encoded
+                } catch {
+                    await settle(prepared)
+                    throw error
                 }
+                await settle(prepared)
+                return encoded
             })
     }
 
@@ -170,7 +192,66 @@ public struct Router: Sendable {
             }
             return try WireCoding.decoder.decode(Body.self, from: Data("{}".utf8))
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+                let located = locateNumberError(Body.self, frame: frame)
+            {
+                throw located
+            }
             throw ServiceError(.invalidArgument, WireCoding.describe(error), field: WireCoding.field(of: error))
+        }
+    }
+
+    /// Foundation on Linux reports a number that does not fit its field (1.5 for an Int,
+    /// 1e20 for an Int32) as "not valid JSON" with no path. The frame is valid JSON (the
+    /// header was read from it), so find the culprit: the number that, replaced by 0, makes
+    /// that error go away.
+    static func locateNumberError<Body: Decodable>(_ type: Body.Type, frame: Data) -> ServiceError? {
+        guard let envelope = try? JSONDecoder().decode(JSONValue.self, from: frame) else { return nil }
+        let body = envelope["body"] ?? [:]
+        var candidates: [(path: [String], value: Double)] = []
+        func walk(_ value: JSONValue, _ path: [String]) {
+            switch value {
+            case .number(let n) where n.rounded() != n || abs(n) >= 9.0e15:
+                candidates.append((path, n))
+            case .array(let items):
+                for (i, item) in items.enumerated() { walk(item, path + ["[\(i)]"]) }
+            case .object(let fields):
+                for (key, item) in fields { walk(item, path + [key]) }
+            default:
+                break
+            }
+        }
+        walk(body, [])
+        for candidate in candidates {
+            let patched = replacing(body, at: candidate.path[...], with: .number(0))
+            guard let data = try? WireCoding.encode(patched) else { continue }
+            do {
+                _ = try WireCoding.decoder.decode(Body.self, from: data)
+            } catch let DecodingError.dataCorrupted(context) where context.codingPath.isEmpty {
+                continue  // still broken: not this one
+            } catch {}
+            let field = candidate.path.reduce(into: "") { result, part in
+                result += part.hasPrefix("[") || result.isEmpty ? part : "." + part
+            }
+            let shown = JSONValue.number(candidate.value).jsonText
+            return ServiceError.invalid(field, "must be a whole number (got \(shown))")
+        }
+        return nil
+    }
+
+    private static func replacing(_ value: JSONValue, at path: ArraySlice<String>, with new: JSONValue) -> JSONValue {
+        guard let head = path.first else { return new }
+        switch value {
+        case .object(var fields):
+            if let inner = fields[head] { fields[head] = replacing(inner, at: path.dropFirst(), with: new) }
+            return .object(fields)
+        case .array(var items):
+            if let index = Int(head.dropFirst().dropLast()), items.indices.contains(index) {
+                items[index] = replacing(items[index], at: path.dropFirst(), with: new)
+            }
+            return .array(items)
+        default:
+            return value
         }
     }
 

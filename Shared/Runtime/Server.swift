@@ -41,8 +41,9 @@ public final class ServiceServer: Service, Sendable {
         let (incoming, continuation) = AsyncStream.makeStream(of: [Data].self)
         let endpoint = settings.endpoint
         // The hard frame limit: libzmq drops a larger frame's connection before we read it.
-        // Every route's own (smaller) limit is checked with a clear error in the dispatcher.
-        let hardLimit = Int64(dispatcher.largestRequest) + 64 * 1024
+        // Twice the largest route limit, so a request somewhat over its limit (a photo too
+        // big) still reaches the dispatcher, which answers with a clear error before parsing.
+        let hardLimit = Int64(dispatcher.largestRequest) * 2 + 64 * 1024
         let hwm = settings.highWaterMark
         let logger = self.logger
         try Self.prepareIPC(endpoint)

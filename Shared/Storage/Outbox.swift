@@ -56,6 +56,18 @@ public enum Outbox {
         }
     }
 
+    /// The type a redacted event takes: consumers skip types they do not know.
+    public static let redactedType = "redacted"
+
+    /// Blanks the payload of every event about `userId` (account deletion), keeping their
+    /// sequence numbers so the stream has no gaps: a consumer replaying from 0 sees
+    /// `{"type":"redacted","data":{}}` where the user's data was.
+    public static func redact(_ db: Database, userId: String) throws {
+        try db.execute(
+            sql: "UPDATE outbox SET type = ?, data = ? WHERE userId = ?",
+            arguments: [redactedType, Data("{}".utf8), userId])
+    }
+
     /// The highest sequence number written so far (0 when none).
     public static func lastSequence(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox") ?? 0

@@ -1,15 +1,33 @@
 // Ids, times and hashes shared by every service and the gateway.
 import CSodium
 import Foundation
+import Synchronization
 
-/// Ids are UUIDv7: 48 bits of Unix milliseconds then randomness, so they sort by creation.
+/// Ids are UUIDv7: 48 bits of Unix milliseconds, then a 12-bit counter, then randomness, so
+/// they sort by creation. Within one process they are strictly increasing even when many are
+/// made in the same millisecond (RFC 9562 §6.2, method 1: the counter lives in `rand_a`).
 public enum ID {
+    private static let last = Mutex<(ms: UInt64, counter: UInt16)>((0, 0))
+
     public static func make(at date: Date = Date()) -> String {
         var bytes = [UInt8](repeating: 0, count: 16)
         randomBytes(&bytes)
-        let ms = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        let wall = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        let (ms, counter) = last.withLock { state -> (UInt64, UInt16) in
+            if wall > state.ms {
+                // A fresh millisecond: start the counter at a random value in the lower half,
+                // leaving room to count up.
+                state = (wall, UInt16(bytes[6] & 0x07) << 8 | UInt16(bytes[7]))
+            } else if state.counter < 0x0FFF {
+                state.counter += 1
+            } else {
+                state = (state.ms + 1, 0)  // counter exhausted: borrow the next millisecond
+            }
+            return state
+        }
         for i in 0..<6 { bytes[i] = UInt8((ms >> (8 * (5 - UInt64(i)))) & 0xFF) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x70  // version 7
+        bytes[6] = 0x70 | UInt8(counter >> 8)  // version 7 and the counter's high bits
+        bytes[7] = UInt8(counter & 0xFF)
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
         let hex = bytes.map { String(format: "%02x", $0) }.joined()
         let i = hex.startIndex
@@ -80,18 +98,16 @@ public enum WireTime {
     public static func format(_ date: Date) -> String {
         let whole = date.timeIntervalSince1970.rounded(.down)
         let ms = Int(((date.timeIntervalSince1970 - whole) * 1000).rounded())
-        var style = Date.ISO8601FormatStyle(timeZone: .gmt)
-        if ms > 0 && ms < 1000 {
-            style = style.time(includingFractionalSeconds: true)
-        }
-        return date.formatted(style)
+        return date.formatted(ms > 0 && ms < 1000 ? withFraction : plain)
     }
+
+    private static let plain = Date.ISO8601FormatStyle(timeZone: .gmt)
+    private static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
 
     /// Accepts `2026-05-01T14:45:00Z`, `2026-05-01T16:45:00+02:00`, and fractional seconds.
     public static func parse(_ text: String) -> Date? {
-        let plain = Date.ISO8601FormatStyle(timeZone: .gmt)
         if let d = try? plain.parse(text) { return d }
-        if let d = try? plain.time(includingFractionalSeconds: true).parse(text) { return d }
+        if let d = try? withFraction.parse(text) { return d }
         return nil
     }
 }

@@ -1,5 +1,7 @@
 // Any JSON value, for the places that handle JSON they do not model: `logbook call`,
-// `$srv.*` answers, error details, event payloads passed through.
+// `$srv.*` answers, error details, event payloads passed through. Numbers are Doubles:
+// integers are exact up to 2^53, so typed values go on the wire through their own Codable
+// conformance, never through JSONValue.
 import Foundation
 
 public enum JSONValue: Sendable, Equatable, Hashable {

@@ -84,19 +84,25 @@ import Wire
         try await h.call("auth.password.change", ["currentPassword": "correct horse", "newPassword": "new password"], token: a)
         let d = try await h.login("erin", password: "new password")
         let sessionD = try await h.call("auth.whoami", token: d)["sessionId"]?.stringValue
-        try await h.call("auth.account.delete", ["password": "new password"], token: d)
 
-        let events = try await h.events()
-        #expect(events.map(\.type) == ["user.registered", "session.revoked", "session.revoked", "session.revoked", "user.deleted"])
-        #expect(events.map(\.seq) == [1, 2, 3, 4, 5])
-        #expect(events.allSatisfy { $0.userId == userId })
-        let registeredEvent = try events[0].decode(AuthEvents.UserRegistered.self)
+        let before = try await h.events()
+        #expect(before.map(\.type) == ["user.registered", "session.revoked", "session.revoked"])
+        let registeredEvent = try before[0].decode(AuthEvents.UserRegistered.self)
         #expect(registeredEvent.userId == userId && registeredEvent.username == "erin")
-        let logout = try events[1].decode(AuthEvents.SessionRevoked.self)
+        let logout = try before[1].decode(AuthEvents.SessionRevoked.self)
         #expect(logout.reason == "logout" && logout.sessionIds == [sessionB].compactMap { $0 })
-        let changed = try events[2].decode(AuthEvents.SessionRevoked.self)
+        let changed = try before[2].decode(AuthEvents.SessionRevoked.self)
         #expect(changed.reason == "password_changed" && changed.sessionIds == [sessionC].compactMap { $0 })
         #expect(!changed.sessionIds.contains(sessionA ?? ""))
+
+        try await h.call("auth.account.delete", ["password": "new password"], token: d)
+        // Deleting the account blanks the user's earlier events (same sequence numbers, no
+        // data) and adds the two every service needs.
+        let events = try await h.events()
+        #expect(events.map(\.type) == ["redacted", "redacted", "redacted", "session.revoked", "user.deleted"])
+        #expect(events.map(\.seq) == [1, 2, 3, 4, 5])
+        #expect(events.prefix(3).allSatisfy { $0.data == [:] })
+        #expect(events.allSatisfy { $0.userId == userId })
         let deleted = try events[3].decode(AuthEvents.SessionRevoked.self)
         #expect(deleted.reason == "account_deleted")
         #expect(Set(deleted.sessionIds) == Set([sessionA, sessionD].compactMap { $0 }))

@@ -29,21 +29,21 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         let root = directory ?? "/tmp/lb-bench-analytics-\(ProcessInfo.processInfo.processIdentifier)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: root) } }
-        print(
+        say(
             "logbook-bench analytics: \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events, \(queries) queries per method")
         var rows: [[String]] = []
         for size in [small, large] {
             rows.append(contentsOf: try await measure(size: size, path: "\(root)/analytics-\(size).sqlite"))
         }
-        print("")
-        print(table(["size", "what", "count", "p50", "p99", "notes"], rows))
+        say("")
+        say(table(["size", "what", "count", "p50", "p99", "notes"], rows))
     }
 
     func measure(size: Int, path: String) async throws -> [[String]] {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         let service = try AnalyticsService(
-            database: DatabaseSettings(path: path), sessions: BenchSessions(), logger: logger)
+            database: DatabaseSettings(path: path), sessions: AnalyticsBenchSessions(), logger: logger)
         let userCount = max(1, min(users, size / 10))
         let catches = Int(Double(size) * catchRatio)
         var workload = Workload(users: userCount, fills: size, catches: catches)
@@ -52,7 +52,7 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         let weather = DatabaseEventSink(
             producer: "weather-fetcher", writer: service.host.database, handler: AnalyticsService.apply("weather-fetcher"))
 
-        print("size \(size): \(userCount) users/vehicles, \(size) fill-ups, \(catches) catches")
+        say("size \(size): \(userCount) users/vehicles, \(size) fill-ups, \(catches) catches")
         let clock = ContinuousClock()
         let start = clock.now
         var loaded = 0
@@ -69,12 +69,12 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
             loaded += recordEvents.count + weatherEvents.count
             if clock.now - lastReport > .seconds(15) {
                 lastReport = clock.now
-                print("  loaded \(loaded) events in \(seconds(clock.now - start)) s")
+                say("  loaded \(loaded) events in \(seconds(clock.now - start)) s")
             }
         }
         let loadTime = clock.now - start
         let fileSize = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) ?? 0
-        print("  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s), database \(fileSize / 1_000_000) MB")
+        say("  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s), database \(fileSize / 1_000_000) MB")
 
         let transport = InProcessTransport(service.dispatcher)
         var generator = BenchRandom(seed: 42)
@@ -108,6 +108,9 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         return results
     }
 
+    /// Unbuffered, so progress shows when the output goes to a file.
+    func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
     func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
     func ms(_ value: Double) -> String { String(format: "%.3f ms", value) }
 
@@ -120,7 +123,7 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
     }
 }
 
-struct BenchSessions: SessionResolver {
+struct AnalyticsBenchSessions: SessionResolver {
     func resolve(token: String) async throws -> Principal {
         let user = String(token.dropFirst("token-".count))
         return Principal(userId: user, username: user, sessionId: user)

@@ -1,5 +1,7 @@
 // logbook-bench: the project's benchmarks, run as a command (never as timed tests).
 //   swift run -c release logbook-bench ping [--count N] [--endpoint ipc://…]
+//   swift run -c release logbook-bench writes [--in-flight 1,64] [--count N]
+//   swift run -c release logbook-bench thumbnail [--count N] [--width W --height H] [--format jpeg]
 //   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000]
 import ArgumentParser
 
@@ -9,5 +11,5 @@ struct Bench: AsyncParsableCommand {
         commandName: "logbook-bench",
         abstract: "Measure Logbook's hot paths on this machine.",
         discussion: "Build with -c release for meaningful figures: swift run -c release logbook-bench ping",
-        subcommands: [PingBenchmark.self, AnalyticsBenchmark.self])
+        subcommands: [PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self])
 }

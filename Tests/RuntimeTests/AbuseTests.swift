@@ -181,3 +181,19 @@ import ZMQ
         }
     }
 }
+
+@Suite struct NumberFieldTests {
+    struct Nested: Codable, Sendable { var count: Int }
+    struct Body: Codable, Sendable { var name: String; var items: [Nested] }
+
+    @Test func aFractionInAnIntegerFieldNamesTheField() async throws {
+        var router = Router()
+        router.read("t.nested", access: .public) { (body: Body, _) in body.items.count }
+        let transport = InProcessTransport(
+            Dispatcher(descriptor: ServiceDescriptor(name: "t"), router: router, sessions: nil, logger: .init(label: "t")))
+        let reply = try await transport.reply("t.nested", body: try JSONValue.parse(#"{"name":"x","items":[{"count":1},{"count":2.5}]}"#))
+        #expect(reply.error?.code == .invalidArgument)
+        #expect(reply.error?.field == "items[1].count")
+        #expect(reply.error?.message == "items[1].count: must be a whole number (got 2.5)")
+    }
+}

@@ -30,6 +30,7 @@ extension Handlers {
         guard db.changesCount == 1 else { throw DatabaseSessions.refused }
         try LoginFailures.clear(db, username: user.username)
         try Idempotency.purge(db, principal: user.id)
+        try Outbox.redact(db, userId: user.id)  // before the two events below, which must stay
         let now = self.now
         try Outbox.append(
             db, type: AuthEvents.sessionRevoked, userId: user.id,

@@ -1,1 +1,4 @@
-print("x")
+// The `logbook` CLI: everything lives in the Gateway library.
+import Gateway
+
+await Logbook.runMain()

@@ -1,0 +1,251 @@
+// `logbook activity add|list|delete|log`, `logbook timer start|pause|resume|stop|save|clear|show`
+// and `logbook networth`: time toward 10,000 hours, shown as money (1 hour = $1.00; seed 004).
+// The timer lives on the server, so it keeps running when the CLI exits.
+import ArgumentParser
+import Foundation
+import Wire
+
+enum Activities {
+    static let goalMs: Int64 = 10_000 * 3_600_000
+
+    static func timer(_ activity: JSONValue) -> String {
+        let timer = activity["timer"]
+        let state = timer?["state"]?.stringValue ?? "idle"
+        let elapsed = timer?["elapsedMs"]?.int64Value ?? 0
+        switch state {
+        case "running": return "● running \(TimeText.clock(milliseconds: elapsed))"
+        case "paused", "stopped": return "\(state) \(TimeText.clock(milliseconds: elapsed))"
+        default: return ""
+        }
+    }
+
+    static func progress(_ value: JSONValue) -> String {
+        TimeText.progress(value["progress"]?.doubleValue ?? Double(value["totalMs"]?.int64Value ?? 0) / Double(goalMs))
+    }
+
+    static func describeTimer(_ name: String, _ timer: JSONValue) -> String {
+        "\(name): \(Output.cell(timer["state"])) \(TimeText.clock(milliseconds: timer["elapsedMs"]?.int64Value ?? 0))"
+    }
+}
+
+struct ActivityGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "activity",
+        abstract: "Activities you practise toward 10,000 hours: add, list, delete, log.",
+        discussion: """
+            Time is shown as money: 1 hour = $1.00, the goal 10,000 hours = $10,000.00. An \
+            activity is named by its id or its name.
+            Examples:
+              logbook activity add Guitar
+              logbook activity list           # amount, progress bar, ● for a running timer
+              logbook activity log Guitar     # the times saved with `logbook timer save`
+              logbook activity delete Guitar --yes
+            """,
+        subcommands: [ActivityAdd.self, ActivityList.self, ActivityDelete.self, ActivityLog.self])
+}
+
+struct ActivityAdd: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add an activity.", discussion: "Example: logbook activity add Guitar")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Its name (unique among your activities).") var name: String
+
+    func execute(_ context: Context) async throws {
+        try await context.perform("records", "records.activity.add", body: ["name": .string(name)], write: true) { activity in
+            "added activity \(Output.cell(activity["name"])) (id \(Output.cell(activity["id"]))); start its timer with `logbook timer start \(Output.cell(activity["name"]))`"
+        }
+    }
+}
+
+struct ActivityList: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List activities: amount, progress toward $10,000.00, running timers.",
+        discussion: "Examples:\n  logbook activity list\n  logbook activity list --csv")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: ListOptions
+
+    func execute(_ context: Context) async throws {
+        let fetched = try await context.list("records.activity.list", [:], options)
+        let rows = Rows(
+            headers: ["ID", "NAME", "AMOUNT", "PROGRESS", "TIMER"],
+            table: fetched.items.map { activity in
+                [
+                    Output.cell(activity["id"]), Output.cell(activity["name"]), Output.cell(activity["amount"]),
+                    Activities.progress(activity), Activities.timer(activity),
+                ]
+            },
+            csvHeaders: ["id", "name", "totalMs", "amount", "progress", "timerState", "timerElapsedMs", "createdAt"],
+            csv: fetched.items.map { activity in
+                CSV.cells(activity, ["id", "name", "totalMs"])
+                    + [activity["cents"]?.int64Value.map { Money.plain($0) } ?? "", CSV.cell(activity["progress"])]
+                    + [CSV.cell(activity["timer"]?["state"]), CSV.cell(activity["timer"]?["elapsedMs"]), CSV.cell(activity["createdAt"])]
+            })
+        context.show(fetched, rows, options, empty: "no activities yet: `logbook activity add NAME`")
+    }
+}
+
+struct ActivityDelete: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete an activity (its saved time stays in your net worth).",
+        discussion: "Asks first; --yes skips the question.\nExample: logbook activity delete Guitar --yes")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+    @Flag(help: "Do not ask for confirmation.") var yes = false
+
+    func execute(_ context: Context) async throws {
+        let found = try await Resolve.activity(context, activity)
+        let what = "activity \"\(Output.cell(found["name"]))\" (\(Output.cell(found["amount"])) logged)"
+        try Confirm.delete("Delete \(what)? Its time stays in your net worth.", yes: yes)
+        let result = try await context.send("records", "records.activity.delete", body: ["id": found["id"] ?? .null], write: true)
+        if context.json { Output.json(result) } else { Output.line("deleted \(what)") }
+    }
+}
+
+struct ActivityLog: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log", abstract: "The times saved to an activity, newest first.",
+        discussion: "Examples:\n  logbook activity log Guitar\n  logbook activity log Guitar --all --csv")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+    @OptionGroup var options: ListOptions
+
+    func execute(_ context: Context) async throws {
+        let found = try await Resolve.activity(context, activity)
+        let fetched = try await context.list("records.time.list", ["activityId": found["id"] ?? .null], options)
+        let rows = Rows(
+            headers: ["SAVED", "STARTED", "DURATION", "AMOUNT"],
+            table: fetched.items.map { entry in
+                let ms = entry["durationMs"]?.int64Value ?? 0
+                return [
+                    TimeText.local(entry["savedAt"], seconds: true), TimeText.local(entry["startedAt"], seconds: true),
+                    TimeText.clock(milliseconds: ms), Money.format(ms / 36_000),
+                ]
+            },
+            csvHeaders: ["id", "activityId", "startedAt", "savedAt", "durationMs"],
+            csv: fetched.items.map { CSV.cells($0, ["id", "activityId", "startedAt", "savedAt", "durationMs"]) })
+        if !context.json && !options.csv {
+            Output.line("\(Output.cell(found["name"])): \(Output.cell(found["amount"])), \(TimeText.clock(milliseconds: found["totalMs"]?.int64Value ?? 0)) in all")
+        }
+        context.show(fetched, rows, options, empty: "nothing saved yet: `logbook timer start \(Output.cell(found["name"]))`")
+    }
+}
+
+// MARK: Timer
+
+struct TimerGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "timer",
+        abstract: "An activity's timer, kept by the server: start, pause, resume, stop, save, clear, show.",
+        discussion: """
+            idle → start → running ⇄ pause/resume; stop freezes it; save adds the time to the \
+            activity's log; clear discards it. The timer keeps running when this command exits.
+            Examples:
+              logbook timer start Guitar
+              logbook timer show Guitar       # 0:12:34 running
+              logbook timer stop Guitar
+              logbook timer save Guitar
+            """,
+        subcommands: [
+            TimerStart.self, TimerPause.self, TimerResume.self, TimerStop.self, TimerSave.self, TimerClear.self, TimerShow.self,
+        ])
+}
+
+/// One timer transition on the activity named by id or name.
+protocol TimerCommand: GatewayCommand {
+    var activity: String { get }
+    static var action: String { get }
+}
+
+extension TimerCommand {
+    func execute(_ context: Context) async throws {
+        let found = try await Resolve.activity(context, activity)
+        let name = Output.cell(found["name"])
+        let body: JSONValue = ["activityId": found["id"] ?? .null]
+        let write = Self.action != "get"
+        try await context.perform("records", "records.timer.\(Self.action)", body: body, write: write) { result in
+            if Self.action == "save" {
+                let ms = result["entry"]?["durationMs"]?.int64Value ?? 0
+                return "saved \(TimeText.clock(milliseconds: ms)) (\(Money.format(ms / 36_000))) to \(name)"
+            }
+            return Activities.describeTimer(name, result)
+        }
+    }
+}
+
+struct TimerStart: TimerCommand {
+    static let configuration = CommandConfiguration(commandName: "start", abstract: "Start the timer.", discussion: "Example: logbook timer start Guitar")
+    static let action = "start"
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+}
+
+struct TimerPause: TimerCommand {
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause a running timer.", discussion: "Example: logbook timer pause Guitar")
+    static let action = "pause"
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+}
+
+struct TimerResume: TimerCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume a paused timer.", discussion: "Example: logbook timer resume Guitar")
+    static let action = "resume"
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+}
+
+struct TimerStop: TimerCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop", abstract: "Stop the timer (its time is frozen until you save or clear it).",
+        discussion: "Example: logbook timer stop Guitar")
+    static let action = "stop"
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+}
+
+struct TimerSave: TimerCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "save", abstract: "Add a stopped or paused timer's time to the activity's log.",
+        discussion: "Example: logbook timer save Guitar")
+    static let action = "save"
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+}
+
+struct TimerClear: TimerCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clear", abstract: "Discard the timer's time.", discussion: "Example: logbook timer clear Guitar")
+    static let action = "clear"
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+}
+
+struct TimerShow: TimerCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show the timer's state and elapsed time (H:MM:SS).",
+        discussion: "Example: logbook timer show Guitar")
+    static let action = "get"
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+}
+
+// MARK: Net worth
+
+struct NetWorth: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "networth", abstract: "All the time you ever saved, as money (1 hour = $1.00).",
+        discussion: "It includes activities deleted since, and never drops.\nExample: logbook networth")
+
+    @OptionGroup var global: GlobalOptions
+
+    func execute(_ context: Context) async throws {
+        try await context.perform("records", "records.networth") { worth in
+            let ms = worth["totalMs"]?.int64Value ?? 0
+            return "net worth \(Output.cell(worth["amount"])): \(TimeText.clock(milliseconds: ms)) of 10,000 hours "
+                + Activities.progress(worth)
+        }
+    }
+}

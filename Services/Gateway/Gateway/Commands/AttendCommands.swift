@@ -1,0 +1,179 @@
+// `logbook attend in|out|latest|history|map|delete`: arrivals and departures (seed 003).
+// Entries made here carry source `cli`.
+import ArgumentParser
+import Foundation
+import Wire
+
+struct AttendGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attend",
+        abstract: "Arrivals and departures: in, out, latest, history, map, delete.",
+        discussion: """
+            Arrivals and departures alternate: a second `in` while an arrival is open is \
+            refused (exit 5) unless you pass --correction.
+            Examples:
+              logbook attend in --lat 40.7128 --lon=-74.006 --accuracy 15
+              logbook attend out --note "left early"
+              logbook attend in --at "2026-05-01 08:55" --correction
+              logbook attend latest
+              logbook attend history --limit 20
+              logbook attend map -o office.geojson
+            """,
+        subcommands: [AttendIn.self, AttendOut.self, AttendLatest.self, AttendHistory.self, AttendMap.self, AttendDelete.self])
+}
+
+struct EntryOptions: ParsableArguments {
+    @OptionGroup var place: Place
+    @Option(help: "Accuracy of the location in metres.") var accuracy: Double?
+    @Option(help: ArgumentHelp("When: ISO-8601 or \"2026-05-01 08:55\" (local); default the server's now.", valueName: "time"))
+    var at: String?
+    @Option(help: "A note.") var note: String?
+    @Flag(help: "Record it even though the previous entry is of the same kind.") var correction = false
+}
+
+enum Attendance {
+    static func kind(_ entry: JSONValue) -> String { entry["kind"]?.stringValue == "arrival" ? "in" : "out" }
+
+    static func record(_ context: Context, kind: String, _ options: EntryOptions) async throws {
+        var body: [String: JSONValue] = ["kind": .string(kind), "source": "cli", "correction": .bool(options.correction)]
+        if let latitude = options.place.latitude { body["latitude"] = .number(latitude) }
+        if let longitude = options.place.longitude { body["longitude"] = .number(longitude) }
+        if let accuracy = options.accuracy { body["accuracy"] = .number(accuracy) }
+        if let at = options.at { body["at"] = try TimeText.wire(at, field: "at") }
+        if let note = options.note { body["note"] = .string(note) }
+        do {
+            try await context.perform("records", "records.attendance.add", body: .object(body), write: true) { entry in
+                "\(kind) recorded at \(TimeText.local(entry["at"], seconds: true)) (id \(Output.cell(entry["id"])))"
+                    + (entry["correction"]?.boolValue == true ? ", as a correction" : "")
+            }
+        } catch var error as ServiceError where error.code == .failedPrecondition && !options.correction {
+            if error.message.contains("correction: true") {
+                error.message = error.message.replacingOccurrences(of: "correction: true", with: "--correction")
+            } else {
+                error.message += " (to record it anyway, pass --correction)"
+            }
+            throw error
+        }
+    }
+
+    static func place(_ entry: JSONValue) -> String {
+        guard let lat = entry["latitude"], lat != .null else { return "-" }
+        let accuracy = entry["accuracy"].flatMap { $0 == .null ? nil : " ±\(Output.cell($0)) m" } ?? ""
+        return "\(Output.cell(lat)), \(Output.cell(entry["longitude"]))\(accuracy)"
+    }
+}
+
+struct AttendIn: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "in", abstract: "Record an arrival.",
+        discussion: "Examples:\n  logbook attend in\n  logbook attend in --lat 40.7128 --lon=-74.006 --note \"badge forgotten\"")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: EntryOptions
+
+    func execute(_ context: Context) async throws { try await Attendance.record(context, kind: "arrival", options) }
+}
+
+struct AttendOut: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "out", abstract: "Record a departure.",
+        discussion: "Examples:\n  logbook attend out\n  logbook attend out --at \"2026-05-01 17:30\"")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: EntryOptions
+
+    func execute(_ context: Context) async throws { try await Attendance.record(context, kind: "departure", options) }
+}
+
+struct AttendLatest: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latest", abstract: "Show your latest arrival and latest departure.",
+        discussion: "Example: logbook attend latest")
+
+    @OptionGroup var global: GlobalOptions
+
+    func execute(_ context: Context) async throws {
+        try await context.perform("records", "records.attendance.latest") { result in
+            let line = { (entry: JSONValue?) -> String in
+                guard let entry, entry != .null else { return "none yet" }
+                return "\(TimeText.local(entry["at"], seconds: true)) via \(Output.cell(entry["source"]))"
+                    + (Attendance.place(entry) == "-" ? "" : " at \(Attendance.place(entry))")
+            }
+            return Output.fields([("last arrival", line(result["arrival"])), ("last departure", line(result["departure"]))])
+        }
+    }
+}
+
+struct AttendHistory: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history", abstract: "Your arrivals and departures, newest first.",
+        discussion: "Examples:\n  logbook attend history\n  logbook attend history --all --csv > attendance.csv")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: ListOptions
+
+    func execute(_ context: Context) async throws {
+        let fetched = try await context.list("records.attendance.list", [:], options)
+        let rows = Rows(
+            headers: ["ID", "KIND", "TIME", "SOURCE", "LOCATION", "NOTE"],
+            table: fetched.items.map { entry in
+                [
+                    Output.cell(entry["id"]),
+                    Attendance.kind(entry) + (entry["correction"]?.boolValue == true ? " (correction)" : ""),
+                    TimeText.local(entry["at"], seconds: true), Output.cell(entry["source"]), Attendance.place(entry),
+                    Output.cell(entry["note"]),
+                ]
+            },
+            csvHeaders: ["id", "kind", "at", "source", "latitude", "longitude", "accuracy", "correction", "note"],
+            csv: fetched.items.map {
+                CSV.cells($0, ["id", "kind", "at", "source", "latitude", "longitude", "accuracy", "correction", "note"])
+            })
+        context.show(fetched, rows, options, empty: "no entries yet: `logbook attend in` records an arrival")
+    }
+}
+
+struct AttendMap: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "map", abstract: "Write the entries that have a location as GeoJSON pins.",
+        discussion: """
+            A FeatureCollection: one Point [longitude, latitude] per entry with a location, with \
+            properties id, kind, at, source and accuracy.
+            Example: logbook attend map -o attendance.geojson
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write to this file instead of stdout.", valueName: "file"))
+    var output: String?
+
+    func execute(_ context: Context) async throws {
+        let entries = try await context.everything("records.attendance.list").filter {
+            ($0["latitude"] ?? .null) != .null && ($0["longitude"] ?? .null) != .null
+        }
+        let features = entries.map { entry in
+            GeoJSON.point(
+                latitude: entry["latitude"]?.doubleValue ?? 0, longitude: entry["longitude"]?.doubleValue ?? 0,
+                properties: [
+                    "id": entry["id"] ?? .null, "kind": entry["kind"] ?? .null, "at": entry["at"] ?? .null,
+                    "source": entry["source"] ?? .null, "accuracy": entry["accuracy"] ?? .null,
+                ])
+        }
+        try Maps.write(GeoJSON.collection(features), to: output, count: features.count, what: "pin", plural: "pins")
+    }
+}
+
+struct AttendDelete: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete an arrival or departure entered by mistake.",
+        discussion: "Asks first; --yes skips the question.\nExample: logbook attend delete 0196… --yes")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The entry's id (see `logbook attend history`).") var id: String
+    @Flag(help: "Do not ask for confirmation.") var yes = false
+
+    func execute(_ context: Context) async throws {
+        try Confirm.delete("Delete attendance entry \(id)?", yes: yes)
+        try await context.perform("records", "records.attendance.delete", body: ["id": .string(id)], write: true) { _ in
+            "deleted entry \(id)"
+        }
+    }
+}

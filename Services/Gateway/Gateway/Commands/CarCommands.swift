@@ -1,0 +1,185 @@
+// `logbook car add|list|edit|delete|use`: vehicles on the records service (seed 000's
+// car picker). `use` remembers the selected car per user; fill-up commands default to it.
+import ArgumentParser
+import Foundation
+import Wire
+
+struct CarGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "car",
+        abstract: "Your cars: add, list, edit, delete, and choose the one fill-ups go to.",
+        discussion: """
+            Examples:
+              logbook car add Civic --make Honda --model Civic --year 2019
+              logbook car add "Van" --distance-unit km --volume-unit l
+              logbook car use Civic          # fill-up commands now default to it
+              logbook car list               # * marks the selected car
+              logbook car edit Civic --year 2020 --model ""   # "" clears an optional field
+              logbook car delete Van --yes   # deletes its fill-ups too
+            A car is named by its id or, when no other car shares it, its nickname.
+            """,
+        subcommands: [CarAdd.self, CarList.self, CarEdit.self, CarDelete.self, CarUse.self])
+}
+
+enum DistanceUnit: String, ExpressibleByArgument, CaseIterable { case mi, km }
+enum VolumeUnit: String, ExpressibleByArgument, CaseIterable { case gal, l, ukgal }
+
+enum Cars {
+    static func describe(_ car: JSONValue) -> String {
+        let parts = [car["nickname"], car["year"], car["make"], car["model"]].compactMap { value -> String? in
+            guard let value, value != .null else { return nil }
+            return Output.cell(value)
+        }
+        return parts.joined(separator: " ")
+    }
+
+    static func summary(_ car: JSONValue) -> String {
+        "\(Output.cell(car["nickname"])) (id \(Output.cell(car["id"])), \(Output.cell(car["distanceUnit"]))/\(Output.cell(car["volumeUnit"])))"
+    }
+}
+
+struct CarFields: ParsableArguments {
+    @Option(help: "Maker, e.g. Honda (\"\" clears it on edit).") var make: String?
+    @Option(help: "Model, e.g. Civic (\"\" clears it on edit).") var model: String?
+    @Option(help: ArgumentHelp("Model year (\"\" clears it on edit).", valueName: "year")) var year: String?
+    @Option(name: .customLong("distance-unit"), help: "mi or km (default mi).") var distanceUnit: DistanceUnit?
+    @Option(name: .customLong("volume-unit"), help: "gal, l or ukgal (default gal).") var volumeUnit: VolumeUnit?
+
+    func body(into body: inout [String: JSONValue]) throws {
+        if let make { body["make"] = JSONValue.optionalText(make) }
+        if let model { body["model"] = JSONValue.optionalText(model) }
+        if let year {
+            let trimmed = year.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty {
+                body["year"] = .null
+            } else if let value = Int(trimmed) {
+                body["year"] = .number(Double(value))
+            } else {
+                throw ServiceError.invalid("year", "must be a whole number like 2019 (got \(year))")
+            }
+        }
+        if let distanceUnit { body["distanceUnit"] = .string(distanceUnit.rawValue) }
+        if let volumeUnit { body["volumeUnit"] = .string(volumeUnit.rawValue) }
+    }
+}
+
+struct CarAdd: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add a car.",
+        discussion: "Example: logbook car add Civic --make Honda --model Civic --year 2019 --distance-unit mi --volume-unit gal")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Its nickname (required; need not be unique).") var nickname: String
+    @OptionGroup var fields: CarFields
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = ["nickname": .string(nickname)]
+        try fields.body(into: &body)
+        try await context.perform("records", "records.vehicle.add", body: .object(body), write: true) {
+            "added car \(Cars.summary($0))"
+        }
+    }
+}
+
+struct CarList: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List your cars; * marks the selected one.",
+        discussion: "Examples:\n  logbook car list\n  logbook car list --csv > cars.csv")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: ListOptions
+
+    func execute(_ context: Context) async throws {
+        let fetched = try await context.list("records.vehicle.list", [:], options)
+        let session = try context.requireSession()
+        let selected = SelectionStore(directory: context.sessions.directory).vehicle(for: session.userId)
+        let only = fetched.items.count == 1 && fetched.nextCursor == nil && options.cursor == nil
+        let current = { (car: JSONValue) in car["id"]?.stringValue == selected || (selected == nil && only) }
+        let rows = Rows(
+            headers: ["", "ID", "NICKNAME", "MAKE", "MODEL", "YEAR", "UNITS"],
+            table: fetched.items.map { car in
+                [
+                    current(car) ? "*" : "", Output.cell(car["id"]), Output.cell(car["nickname"]), Output.cell(car["make"]),
+                    Output.cell(car["model"]), Output.cell(car["year"]),
+                    "\(Output.cell(car["distanceUnit"]))/\(Output.cell(car["volumeUnit"]))",
+                ]
+            },
+            csvHeaders: ["selected", "id", "nickname", "make", "model", "year", "distanceUnit", "volumeUnit", "createdAt"],
+            csv: fetched.items.map { car in
+                [current(car) ? "yes" : "no"]
+                    + CSV.cells(car, ["id", "nickname", "make", "model", "year", "distanceUnit", "volumeUnit", "createdAt"])
+            })
+        context.show(fetched, rows, options, empty: "no cars yet: add one with `logbook car add NICKNAME`")
+    }
+}
+
+struct CarEdit: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit", abstract: "Change a car's nickname, make, model, year or units.",
+        discussion: """
+            Examples:
+              logbook car edit Civic --nickname "Blue Civic"
+              logbook car edit 0196… --make "" --year 2020
+            Changing a unit does not convert the fill-ups: it corrects a wrong unit.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The car's id or nickname.") var car: String
+    @Option(help: "A new nickname.") var nickname: String?
+    @OptionGroup var fields: CarFields
+
+    func execute(_ context: Context) async throws {
+        let vehicle = try await Resolve.car(context, car)
+        var body: [String: JSONValue] = ["id": vehicle["id"] ?? .null]
+        if let nickname { body["nickname"] = .string(nickname) }
+        try fields.body(into: &body)
+        guard body.count > 1 else { throw ValidationError("nothing to change: give --nickname, --make, --model, --year or a unit") }
+        try await context.perform("records", "records.vehicle.update", body: .object(body), write: true) {
+            "updated car \(Cars.summary($0))"
+        }
+    }
+}
+
+struct CarDelete: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a car and all its fill-ups.",
+        discussion: "Asks first; --yes skips the question (needed without a terminal).\nExample: logbook car delete Civic --yes")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The car's id or nickname.") var car: String
+    @Flag(help: "Do not ask for confirmation.") var yes = false
+
+    func execute(_ context: Context) async throws {
+        let vehicle = try await Resolve.car(context, car)
+        let id = vehicle["id"] ?? .null
+        let fillups = try await context.everything("records.fillup.list", ["vehicleId": id]).count
+        let name = Output.cell(vehicle["nickname"])
+        let what = "car \"\(name)\" and its \(fillups) fill-up\(fillups == 1 ? "" : "s")"
+        try Confirm.delete("Delete \(what)?", yes: yes)
+        let result = try await context.send("records", "records.vehicle.delete", body: ["id": id], write: true)
+        let session = try context.requireSession()
+        let store = SelectionStore(directory: context.sessions.directory)
+        if store.vehicle(for: session.userId) == id.stringValue { try store.setVehicle(nil, for: session.userId) }
+        if context.json { Output.json(result) } else { Output.line("deleted \(what)") }
+    }
+}
+
+struct CarUse: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "use", abstract: "Select the car fill-up commands use by default.",
+        discussion: """
+            Remembered per user in the config directory (selection.json beside session.json).
+            With a single car, fill-up commands use it without a selection.
+            Example: logbook car use Civic
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The car's id or nickname.") var car: String
+
+    func execute(_ context: Context) async throws {
+        let vehicle = try await Resolve.car(context, car)
+        let session = try context.requireSession()
+        try SelectionStore(directory: context.sessions.directory).setVehicle(vehicle["id"]?.stringValue, for: session.userId)
+        if context.json { Output.json(vehicle) } else { Output.line("using \(Cars.summary(vehicle)) for fill-ups") }
+    }
+}

@@ -1,0 +1,468 @@
+// `logbook catch add|list|show|edit|delete|map|photo`: fishing catches (seed 001). The list
+// has two sections, fresh and salt water, as the app's table had; `map` writes GeoJSON.
+import ArgumentParser
+import Foundation
+import Runtime
+import Wire
+
+struct CatchGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catch",
+        abstract: "Your catches: add, list (fresh and salt water), show, edit, delete, map, photo.",
+        discussion: """
+            Weather and tide are fetched for each catch in the background: the list shows \
+            "pending" until they arrive.
+            Examples:
+              logbook catch add --species Pike --weight 2.5 --bait spoon --water fresh --lat 59.33 --lon 18.07
+              logbook catch add --species Bass --weight 4.1 --unit lb --bait squid --water salt \\
+                  --lat 36.6 --lon=-121.9 --at "2026-05-01 06:30" --photo bass.jpg
+              logbook catch list --sort weight
+              logbook catch show 0196…
+              logbook catch map -o catches.geojson
+              logbook catch photo 0196… --thumbnail -o bass-small.jpg
+            """,
+        subcommands: [
+            CatchAdd.self, CatchList.self, CatchShow.self, CatchEdit.self, CatchDelete.self, CatchMap.self, CatchPhoto.self,
+        ])
+}
+
+enum Water: String, ExpressibleByArgument, CaseIterable { case fresh, salt }
+enum WeightUnit: String, ExpressibleByArgument, CaseIterable { case kg, lb }
+enum LengthUnit: String, ExpressibleByArgument, CaseIterable { case cm, `in` }
+enum CatchSort: String, ExpressibleByArgument, CaseIterable { case date, weight, species }
+
+enum Catches {
+    static func weight(_ fish: JSONValue) -> String {
+        "\(Quantity.text(fish["weight"])) \(Output.cell(fish["weightUnit"]))"
+    }
+
+    static func describe(_ fish: JSONValue) -> String {
+        "\(Output.cell(fish["species"])) \(weight(fish)), \(TimeText.local(fish["caughtAt"]))"
+    }
+
+    /// The weather column: the summary once fetched, else the status (pending, unavailable).
+    static func weather(_ fish: JSONValue) -> String {
+        let conditions = fish["conditions"]
+        switch conditions?["summary"] {
+        case .string(let summary)?: return summary
+        case let summary? where summary != .null: return summary["text"]?.stringValue ?? summary.jsonText
+        default: return conditions?["status"]?.stringValue ?? "pending"
+        }
+    }
+
+    /// Reads a photo file, refusing it here when it is over the stack's photo limit
+    /// (LOGBOOK_RECORDS_PHOTO_MAX_BYTES, default 16 MiB) rather than sending megabytes the
+    /// service will refuse.
+    static func photo(_ path: String, configuration: StackConfiguration) throws -> JSONValue {
+        let limit = configuration.setting("records", "PHOTO_MAX_BYTES").flatMap(Int.init) ?? 16 * 1024 * 1024
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let size = attributes?[.size] as? Int, size > limit {
+            throw ServiceError.invalid("photo", "must be at most \(mebibytes(limit)) (got \(mebibytes(size)), \(path))")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ServiceError.invalid("photo", "cannot read \(path)")
+        }
+        return .string(data.base64EncodedString())
+    }
+
+    static func mebibytes(_ bytes: Int) -> String {
+        let value = Double(bytes) / 1_048_576
+        return value.rounded() == value ? "\(Int(value)) MiB" : String(format: "%.1f MiB", value)
+    }
+
+    /// "yes"/"no" for lists.
+    static func hasPhoto(_ fish: JSONValue) -> Bool { (fish["photo"] ?? .null) != .null }
+
+    /// The photo line of `catch show`: size, dimensions and thumbnail, or the placeholder.
+    static func photoText(_ fish: JSONValue) -> String {
+        guard let photo = fish["photo"], photo != .null else {
+            return "none (the app shows its \(fish["photoPlaceholder"]?.stringValue ?? "fish-shadow") placeholder)"
+        }
+        var text = "\(Output.cell(photo["contentType"])), \(Output.cell(photo["width"]))×\(Output.cell(photo["height"]))"
+        if let bytes = photo["bytes"]?.intValue { text += ", \(bytes) bytes" }
+        if let thumbnail = photo["thumbnail"], thumbnail != .null {
+            text += "; thumbnail \(Output.cell(thumbnail["width"]))×\(Output.cell(thumbnail["height"]))"
+        }
+        if let hash = photo["hash"]?.stringValue { text += "; sha256 \(hash.prefix(12))…" }
+        return text
+    }
+}
+
+/// Latitude and longitude take negative values: `--lon -121.9` works as `--lon=-121.9` does.
+struct Place: ParsableArguments {
+    @Option(name: .customLong("lat"), parsing: .unconditional, help: "Latitude, −90…90.") var latitude: Double?
+    @Option(name: .customLong("lon"), parsing: .unconditional, help: "Longitude, −180…180.") var longitude: Double?
+}
+
+struct CatchAdd: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Record a catch.",
+        discussion: """
+            Bait is required (write "unknown" if you do not know it), as the app warned.
+            Example:
+              logbook catch add --species Pike --weight 2.5 --bait spoon --water fresh --lat 59.33 --lon 18.07 \\
+                  --length 71 --length-unit cm --released --photo pike.jpg
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Species, e.g. Pike.") var species: String
+    @Option(help: "Weight, e.g. 2.5.") var weight: String
+    @Option(help: "Weight unit: kg or lb (default kg).") var unit: WeightUnit = .kg
+    @Option(help: "The bait or lure.") var bait: String
+    @Option(help: "fresh or salt.") var water: Water
+    @OptionGroup var place: Place
+    @Option(help: "Length, e.g. 71.") var length: String?
+    @Option(name: .customLong("length-unit"), help: "cm or in (default cm).") var lengthUnit: LengthUnit?
+    @Option(help: ArgumentHelp("When: ISO-8601 or \"2026-05-01 06:30\" (local); default now.", valueName: "time")) var at: String?
+    @Flag(help: "The fish was released.") var released = false
+    @Option(help: "A note.") var note: String?
+    @Option(help: ArgumentHelp("A photo file to attach (JPEG, PNG…).", valueName: "file")) var photo: String?
+
+    func validate() throws {
+        if place.latitude == nil || place.longitude == nil { throw ValidationError("give --lat and --lon: where the fish was caught") }
+    }
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = [
+            "species": .string(species), "weight": try Quantity.parse(weight, field: "weight"),
+            "weightUnit": .string(unit.rawValue), "bait": .string(bait), "water": .string(water.rawValue),
+            "latitude": .number(place.latitude ?? 0), "longitude": .number(place.longitude ?? 0), "released": .bool(released),
+        ]
+        if let length {
+            body["length"] = try Quantity.parse(length, field: "length")
+            body["lengthUnit"] = .string((lengthUnit ?? .cm).rawValue)
+        }
+        if let at { body["caughtAt"] = try TimeText.wire(at, field: "caughtAt") }
+        if let note { body["note"] = .string(note) }
+        if let photo { body["photo"] = try Catches.photo(photo, configuration: context.configuration) }
+        try await context.perform("records", "records.catch.add", body: .object(body), write: true) { fish in
+            "added catch \(Output.cell(fish["id"])): \(Catches.describe(fish)); weather \(Catches.weather(fish))"
+        }
+    }
+}
+
+struct CatchList: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List catches in two sections, fresh water and salt water.",
+        discussion: """
+            Each row: photo (yes/no), date, weather summary (or pending/unavailable), weight, bait \
+            and species. --limit and --cursor apply to each section. --json prints \
+            {"fresh": page, "salt": page} (one page with --water); --csv one table with a water column.
+            Examples:
+              logbook catch list --sort weight
+              logbook catch list --water salt --sort species --all --csv
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "date (newest first, default), weight (heaviest first) or species (A→Z).") var sort: CatchSort = .date
+    @Option(help: "Only one section: fresh or salt.") var water: Water?
+    @OptionGroup var options: ListOptions
+
+    func execute(_ context: Context) async throws {
+        let sections = water.map { [$0] } ?? Water.allCases
+        var pages: [(Water, Fetched)] = []
+        for section in sections {
+            let body: [String: JSONValue] = ["water": .string(section.rawValue), "sort": .string(sort.rawValue)]
+            pages.append((section, try await context.list("records.catch.list", body, options)))
+        }
+        if context.json {
+            if pages.count == 1 {
+                Output.json(pages[0].1.json)
+            } else {
+                Output.json(.object(Dictionary(uniqueKeysWithValues: pages.map { ($0.0.rawValue, $0.1.json) })))
+            }
+            return
+        }
+        let headers = ["ID", "PHOTO", "DATE", "WEATHER", "WEIGHT", "BAIT", "SPECIES"]
+        let row = { (fish: JSONValue) -> [String] in
+            [
+                Output.cell(fish["id"]), Catches.hasPhoto(fish) ? "yes" : "no", TimeText.local(fish["caughtAt"]),
+                Catches.weather(fish), Catches.weight(fish), Output.cell(fish["bait"]), Output.cell(fish["species"]),
+            ]
+        }
+        if options.csv {
+            let keys = [
+                "id", "water", "caughtAt", "species", "weight", "weightUnit", "length", "lengthUnit", "bait", "latitude",
+                "longitude", "released", "note",
+            ]
+            let rows = pages.flatMap { page in
+                page.1.items.map { fish in
+                    CSV.cells(fish, keys) + [
+                        CSV.cell(fish["photo"]?["hash"] ?? .null), CSV.cell(fish["conditions"]?["status"]),
+                        Catches.weather(fish),
+                    ]
+                }
+            }
+            FileHandle.standardOutput.write(
+                Data(CSV.document(keys + ["photoHash", "conditionsStatus", "weather"], rows).utf8))
+            for (section, page) in pages where page.nextCursor != nil {
+                Output.errorLine("more \(section.rawValue)-water rows: --water \(section.rawValue) --cursor \(page.nextCursor!), or --all")
+            }
+            return
+        }
+        var blocks: [String] = []
+        for (section, page) in pages {
+            var block = section == .fresh ? "Fresh water" : "Salt water"
+            block += "\n" + (page.items.isEmpty ? "  (no catches)" : Output.table(headers, page.items.map(row)))
+            if let next = page.nextCursor {
+                block += "\nmore \(section.rawValue)-water rows: --water \(section.rawValue) --cursor \(next), or --all"
+            }
+            blocks.append(block)
+        }
+        Output.line(blocks.joined(separator: "\n\n"))
+    }
+}
+
+struct CatchShow: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show every field of a catch and its weather conditions.",
+        discussion: "Example: logbook catch show 0196…")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The catch's id.") var id: String
+
+    func execute(_ context: Context) async throws {
+        var fish = try await context.send("records", "records.catch.get", body: ["id": .string(id)])
+        // The full conditions live with the weather-fetcher; they are a bonus, so a slow or
+        // missing weather-fetcher leaves the catch shown with its summary alone.
+        var weather: JSONValue?
+        if fish["conditions"]?["status"] == "ready" {
+            weather = try? await context.send(
+                "weather-fetcher", "weather.conditions.get", body: ["catchId": .string(id)], timeout: .seconds(2)
+            )["conditions"]
+        }
+        if context.json {
+            if let weather, case .object(var object) = fish {
+                object["weather"] = weather
+                fish = .object(object)
+            }
+            Output.json(fish)
+            return
+        }
+        Output.line(Self.render(fish, weather: weather))
+    }
+
+    static func render(_ fish: JSONValue, weather: JSONValue?) -> String {
+            var pairs: [(String, String)] = [
+                ("id", Output.cell(fish["id"])), ("species", Output.cell(fish["species"])), ("weight", Catches.weight(fish)),
+                (
+                    "length",
+                    (fish["length"] ?? .null) == .null
+                        ? "-" : "\(Quantity.text(fish["length"])) \(Output.cell(fish["lengthUnit"]))"
+                ),
+                ("bait", Output.cell(fish["bait"])), ("water", Output.cell(fish["water"])),
+                ("place", "\(Output.cell(fish["latitude"])), \(Output.cell(fish["longitude"]))"),
+                ("caught at", TimeText.local(fish["caughtAt"])), ("released", Output.cell(fish["released"])),
+                ("note", Output.cell(fish["note"])), ("photo", Catches.photoText(fish)),
+            ]
+            let conditions = fish["conditions"]?.objectValue ?? [:]
+            pairs.append(("conditions", Output.cell(conditions["status"])))
+            if let reason = conditions["reason"], reason != .null { pairs.append(("  reason", Output.cell(reason))) }
+            if let summary = conditions["summary"], summary != .null {
+                pairs.append(("  summary", summary.stringValue ?? summary.jsonText))
+            }
+            if let weather { pairs += Self.weatherLines(weather) }
+            pairs.append(("created", TimeText.local(fish["createdAt"], seconds: true)))
+            pairs.append(("updated", TimeText.local(fish["updatedAt"], seconds: true)))
+            return Output.fields(pairs)
+    }
+
+    /// The weather-fetcher's values and buckets, one line per condition (missing ones left out).
+    static func weatherLines(_ w: JSONValue) -> [(String, String)] {
+        func number(_ key: String, _ digits: Int = 0) -> String? {
+            w[key]?.doubleValue.map { String(format: "%.\(digits)f", $0) }
+        }
+        func text(_ key: String) -> String? { w[key]?.stringValue }
+        func joined(_ parts: String?...) -> String? {
+            let present = parts.compactMap { $0 }
+            return present.isEmpty ? nil : present.joined(separator: ", ")
+        }
+        let lines: [(String, String?)] = [
+            ("  temperature", joined(number("temperatureC", 1).map { "\($0) °C" }, text("temperatureBand"))),
+            (
+                "  pressure",
+                joined(
+                    number("pressureHpa", 1).map { "\($0) hPa" }, text("pressureBand"),
+                    text("pressureTrend").map { trend in
+                        number("pressureChange3h", 1).map { "\(trend) (\($0) hPa in 3 h)" } ?? trend
+                    })
+            ),
+            (
+                "  wind",
+                joined(
+                    number("windSpeedKmh").map { "\($0) km/h" }, w["beaufort"]?.intValue.map { "force \($0)" },
+                    text("windDirection").map { "from \($0)" })
+            ),
+            ("  sky", joined(text("skyDescription"), number("cloudCoverPercent").map { "\($0)% cloud" })),
+            ("  time of day", text("timeOfDay")),
+            (
+                "  moon",
+                joined(text("moonPhase"), w["moonIllumination"]?.doubleValue.map { String(format: "%.0f%% lit", $0 * 100) })
+            ),
+            (
+                "  tide",
+                text("tide") == "measured"
+                    ? joined(text("tidePhase"), number("tideHeightM", 2).map { "\($0) m" }, text("tideHeightBand"))
+                    : joined(text("tide"), text("tideNote"))
+            ),
+        ]
+        return lines.compactMap { label, value in value.map { (label, $0) } }
+    }
+}
+
+struct CatchEdit: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit", abstract: "Change any field of a catch, or its photo.",
+        discussion: """
+            Changing the place or the time fetches the weather again. --no-length and --note "" \
+            clear those; --no-photo removes the photo.
+            Examples:
+              logbook catch edit 0196… --weight 2.7 --bait "red spoon"
+              logbook catch edit 0196… --photo better.jpg
+              logbook catch edit 0196… --no-photo
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The catch's id.") var id: String
+    @Option(help: "Species.") var species: String?
+    @Option(help: "Weight.") var weight: String?
+    @Option(help: "Weight unit: kg or lb.") var unit: WeightUnit?
+    @Option(help: "The bait or lure.") var bait: String?
+    @Option(help: "fresh or salt.") var water: Water?
+    @OptionGroup var place: Place
+    @Option(help: "Length.") var length: String?
+    @Option(name: .customLong("length-unit"), help: "cm or in.") var lengthUnit: LengthUnit?
+    @Flag(name: .customLong("no-length"), help: "Clear the length.") var noLength = false
+    @Option(help: ArgumentHelp("When: ISO-8601 or \"2026-05-01 06:30\" (local).", valueName: "time")) var at: String?
+    @Flag(inversion: .prefixedNo, help: "The fish was released.") var released: Bool?
+    @Option(help: "A note (\"\" clears it).") var note: String?
+    @Option(help: ArgumentHelp("A new photo file.", valueName: "file")) var photo: String?
+    @Flag(name: .customLong("no-photo"), help: "Remove the photo.") var noPhoto = false
+
+    func validate() throws {
+        if photo != nil && noPhoto { throw ValidationError("--photo and --no-photo cannot be used together") }
+        if length != nil && noLength { throw ValidationError("--length and --no-length cannot be used together") }
+    }
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = ["id": .string(id)]
+        if let species { body["species"] = .string(species) }
+        if let weight { body["weight"] = try Quantity.parse(weight, field: "weight") }
+        if let unit { body["weightUnit"] = .string(unit.rawValue) }
+        if let bait { body["bait"] = .string(bait) }
+        if let water { body["water"] = .string(water.rawValue) }
+        if let latitude = place.latitude { body["latitude"] = .number(latitude) }
+        if let longitude = place.longitude { body["longitude"] = .number(longitude) }
+        if let length { body["length"] = try Quantity.parse(length, field: "length") }
+        if let lengthUnit { body["lengthUnit"] = .string(lengthUnit.rawValue) }
+        if noLength { body["length"] = .null }
+        if let at { body["caughtAt"] = try TimeText.wire(at, field: "caughtAt") }
+        if let released { body["released"] = .bool(released) }
+        if let note { body["note"] = JSONValue.optionalText(note) }
+        if let photo { body["photo"] = try Catches.photo(photo, configuration: context.configuration) }
+        if noPhoto { body["photo"] = .null }
+        guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
+        try await context.perform("records", "records.catch.update", body: .object(body), write: true) { fish in
+            "updated catch \(Output.cell(fish["id"])): \(Catches.describe(fish)); weather \(Catches.weather(fish))"
+        }
+    }
+}
+
+struct CatchDelete: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a catch.",
+        discussion: "Asks first; --yes skips the question.\nExample: logbook catch delete 0196… --yes")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The catch's id.") var id: String
+    @Flag(help: "Do not ask for confirmation.") var yes = false
+
+    func execute(_ context: Context) async throws {
+        let fish = try await context.send("records", "records.catch.get", body: ["id": .string(id)])
+        let what = "catch \(Catches.describe(fish))"
+        try Confirm.delete("Delete the \(what)?", yes: yes)
+        let result = try await context.send("records", "records.catch.delete", body: ["id": .string(id)], write: true)
+        if context.json { Output.json(result) } else { Output.line("deleted the \(what)") }
+    }
+}
+
+struct CatchMap: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "map", abstract: "Write every catch as GeoJSON points, for any map tool.",
+        discussion: """
+            A FeatureCollection: one Point [longitude, latitude] per catch, with properties id, \
+            species, caughtAt, weight, weightUnit and water.
+            Examples:
+              logbook catch map > catches.geojson
+              logbook catch map --water salt -o salt.geojson
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only fresh or salt water.") var water: Water?
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Write to this file instead of stdout.", valueName: "file"))
+    var output: String?
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = [:]
+        if let water { body["water"] = .string(water.rawValue) }
+        let catches = try await context.everything("records.catch.list", body)
+        let map = GeoJSON.collection(catches.map(Self.feature))
+        try Maps.write(map, to: output, count: catches.count, what: "catch", plural: "catches")
+    }
+
+    static func feature(_ fish: JSONValue) -> JSONValue {
+        GeoJSON.point(
+            latitude: fish["latitude"]?.doubleValue ?? 0, longitude: fish["longitude"]?.doubleValue ?? 0,
+            properties: [
+                "id": fish["id"] ?? .null, "species": fish["species"] ?? .null, "caughtAt": fish["caughtAt"] ?? .null,
+                "weight": fish["weight"] ?? .null, "weightUnit": fish["weightUnit"] ?? .null, "water": fish["water"] ?? .null,
+            ])
+    }
+}
+
+enum Maps {
+    /// GeoJSON to stdout, or to a file with a one-line receipt on stderr.
+    static func write(_ map: JSONValue, to path: String?, count: Int, what: String, plural: String) throws {
+        guard let path, path != "-" else {
+            Output.json(map)
+            return
+        }
+        guard FileManager.default.createFile(atPath: path, contents: Data((map.prettyText + "\n").utf8)) else {
+            throw ServiceError(.internal, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        Output.errorLine("wrote \(count) \(count == 1 ? what : plural) to \(path)")
+    }
+}
+
+struct CatchPhoto: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "photo", abstract: "Save a catch's photo (or its thumbnail) to a file.",
+        discussion: "Examples:\n  logbook catch photo 0196… -o pike.jpg\n  logbook catch photo 0196… --thumbnail -o pike-small.jpg")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The catch's id.") var id: String
+    @Flag(help: "The small JPEG thumbnail (≤ 256 px) instead of the photo.") var thumbnail = false
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The file to write.", valueName: "file")) var output: String
+
+    func execute(_ context: Context) async throws {
+        let photo = try await context.send(
+            "records", "records.catch.photo.get", body: ["id": .string(id), "thumbnail": .bool(thumbnail)])
+        guard let text = photo["data"]?.stringValue, let data = Data(base64Encoded: text) else {
+            throw ServiceError(.internal, "records.catch.photo.get answered without base64 data")
+        }
+        guard FileManager.default.createFile(atPath: output, contents: data) else {
+            throw ServiceError(.internal, "cannot write \(output): \(String(cString: strerror(errno)))")
+        }
+        if context.json {
+            var object = photo.objectValue ?? [:]
+            object["data"] = nil
+            object["file"] = .string(output)
+            object["bytes"] = .number(Double(data.count))
+            Output.json(.object(object))
+        } else {
+            Output.line(
+                "wrote \(output): \(data.count) bytes, \(Output.cell(photo["contentType"])), "
+                    + "\(Output.cell(photo["width"]))×\(Output.cell(photo["height"]))")
+        }
+    }
+}

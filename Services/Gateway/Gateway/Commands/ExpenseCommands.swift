@@ -1,0 +1,174 @@
+// `logbook expense add|list|edit|delete`: spending records (seed 002). Amounts are typed as
+// decimals and kept exactly as minor units of their currency.
+import ArgumentParser
+import Foundation
+import Wire
+
+struct ExpenseGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "expense",
+        abstract: "Your expenses: add, list, edit, delete.",
+        discussion: """
+            Examples:
+              logbook expense add Lunch 12.50 --category food
+              logbook expense add "Train ticket" 2300 --currency JPY --date 2026-05-01
+              logbook expense list --from 2026-05-01 --to 2026-05-31 --sort amount
+              logbook expense list --all --csv > expenses.csv
+              logbook expense edit 0196… --amount 13.00 --description "with coffee"
+              logbook expense delete 0196… --yes
+            """,
+        subcommands: [ExpenseAdd.self, ExpenseList.self, ExpenseEdit.self, ExpenseDelete.self])
+}
+
+enum ExpenseSort: String, ExpressibleByArgument, CaseIterable { case date, amount }
+
+enum Expenses {
+    static func amount(_ expense: JSONValue) -> String {
+        guard let minor = expense["amountMinor"]?.int64Value else { return "-" }
+        return Money.format(minor, currency: expense["currency"]?.stringValue ?? "USD")
+    }
+
+    static func describe(_ expense: JSONValue) -> String {
+        "\(Output.cell(expense["name"])) \(amount(expense)) on \(TimeText.local(expense["date"]))"
+    }
+}
+
+struct ExpenseAdd: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Record an expense.",
+        discussion: "Example: logbook expense add Lunch 12.50 --category food --description \"with Sam\"")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "What it was (1–80 characters).") var name: String
+    @Argument(help: "How much, as a decimal: 12.50.") var amount: String
+    @Option(help: "ISO 4217 currency (default USD).") var currency: String?
+    @Option(help: ArgumentHelp("When: ISO-8601, \"2026-05-01 12:30\" (local) or a date (default now).", valueName: "time"))
+    var date: String?
+    @Option(help: "A category, e.g. food.") var category: String?
+    @Option(help: "A longer description.") var description: String?
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = [
+            "name": .string(name),
+            "amountMinor": .number(Double(try Money.parse(amount, currency: currency ?? "USD", field: "amount"))),
+        ]
+        if let currency { body["currency"] = .string(currency.uppercased()) }
+        if let date { body["date"] = try TimeText.wire(date, field: "date") }
+        if let category { body["category"] = .string(category) }
+        if let description { body["description"] = .string(description) }
+        try await context.perform("records", "records.expense.add", body: .object(body), write: true) { expense in
+            "added expense \(Output.cell(expense["id"])): \(Expenses.describe(expense))"
+        }
+    }
+}
+
+struct ExpenseList: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List expenses, newest first (or largest first).",
+        discussion: """
+            --from is inclusive; --to is exclusive for a time and inclusive for a plain date \
+            (--to 2026-05-31 includes the whole of May 31).
+            Examples:
+              logbook expense list --from 2026-05-01 --to 2026-05-31
+              logbook expense list --category food --sort amount --csv
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("From this time or date (inclusive).", valueName: "time")) var from: String?
+    @Option(help: ArgumentHelp("Until this time (exclusive) or date (inclusive).", valueName: "time")) var to: String?
+    @Option(help: "date (newest first, default) or amount (largest first).") var sort: ExpenseSort = .date
+    @Option(help: "Only this category.") var category: String?
+    @OptionGroup var options: ListOptions
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = ["sort": .string(sort.rawValue)]
+        if let from { body["from"] = try TimeText.wire(from, field: "from") }
+        if let to {
+            var end = try TimeText.parse(to, field: "to")
+            if TimeText.isDateOnly(to) {
+                end = Calendar.current.date(byAdding: .day, value: 1, to: end) ?? end
+            }
+            body["to"] = .string(WireTime.format(end))
+        }
+        if let category { body["category"] = .string(category) }
+        let fetched = try await context.list("records.expense.list", body, options)
+        let rows = Rows(
+            headers: ["ID", "DATE", "NAME", "AMOUNT", "CATEGORY", "DESCRIPTION"],
+            table: fetched.items.map { expense in
+                [
+                    Output.cell(expense["id"]), TimeText.local(expense["date"]), Output.cell(expense["name"]),
+                    Expenses.amount(expense), Output.cell(expense["category"]), Output.cell(expense["description"]),
+                ]
+            },
+            csvHeaders: ["id", "date", "name", "amount", "currency", "category", "description"],
+            csv: fetched.items.map { expense in
+                let currency = expense["currency"]?.stringValue ?? "USD"
+                return CSV.cells(expense, ["id", "date", "name"])
+                    + [expense["amountMinor"]?.int64Value.map { Money.plain($0, currency: currency) } ?? ""]
+                    + CSV.cells(expense, ["currency", "category", "description"])
+            })
+        var notes: [String] = []
+        if !fetched.items.isEmpty && !options.csv {
+            var totals: [String: Int64] = [:]
+            for expense in fetched.items {
+                totals[expense["currency"]?.stringValue ?? "USD", default: 0] += expense["amountMinor"]?.int64Value ?? 0
+            }
+            let shown = totals.keys.sorted().map { Money.format(totals[$0]!, currency: $0) }.joined(separator: " + ")
+            notes.append("total of these \(fetched.items.count): \(shown)")
+        }
+        context.show(fetched, rows, options, empty: "no expenses", notes: notes)
+    }
+}
+
+struct ExpenseEdit: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit", abstract: "Change any field of an expense.",
+        discussion: "--category \"\" and --description \"\" clear those.\nExample: logbook expense edit 0196… --amount 13.00 --category \"\"")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The expense's id.") var id: String
+    @Option(help: "What it was.") var name: String?
+    @Option(help: "How much, as a decimal.") var amount: String?
+    @Option(help: "ISO 4217 currency.") var currency: String?
+    @Option(help: ArgumentHelp("When.", valueName: "time")) var date: String?
+    @Option(help: "A category (\"\" clears it).") var category: String?
+    @Option(help: "A description (\"\" clears it).") var description: String?
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = ["id": .string(id)]
+        if let name { body["name"] = .string(name) }
+        if let currency { body["currency"] = .string(currency.uppercased()) }
+        if let amount {
+            var money = currency
+            if money == nil {
+                money = try await context.send("records", "records.expense.get", body: ["id": .string(id)])["currency"]?.stringValue
+            }
+            body["amountMinor"] = .number(Double(try Money.parse(amount, currency: money ?? "USD", field: "amount")))
+        }
+        if let date { body["date"] = try TimeText.wire(date, field: "date") }
+        if let category { body["category"] = JSONValue.optionalText(category) }
+        if let description { body["description"] = JSONValue.optionalText(description) }
+        guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
+        try await context.perform("records", "records.expense.update", body: .object(body), write: true) { expense in
+            "updated expense \(Output.cell(expense["id"])): \(Expenses.describe(expense))"
+        }
+    }
+}
+
+struct ExpenseDelete: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete an expense.",
+        discussion: "Asks first; --yes skips the question.\nExample: logbook expense delete 0196… --yes")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The expense's id.") var id: String
+    @Flag(help: "Do not ask for confirmation.") var yes = false
+
+    func execute(_ context: Context) async throws {
+        let expense = try await context.send("records", "records.expense.get", body: ["id": .string(id)])
+        let what = "expense \(Expenses.describe(expense))"
+        try Confirm.delete("Delete the \(what)?", yes: yes)
+        let result = try await context.send("records", "records.expense.delete", body: ["id": .string(id)], write: true)
+        if context.json { Output.json(result) } else { Output.line("deleted the \(what)") }
+    }
+}

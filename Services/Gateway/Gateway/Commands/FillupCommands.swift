@@ -1,0 +1,267 @@
+// `logbook fillup add|list|edit|delete`: fill-ups of the selected car (seed 000's list and
+// add/edit view). The list shows each fill's economy when the analytics service answers.
+import ArgumentParser
+import Foundation
+import Runtime
+import Wire
+
+struct FillupGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fillup",
+        abstract: "Fill-ups of a car: add, list (with economy), edit, delete.",
+        discussion: """
+            The car is --car ID|NICKNAME, else the one chosen with `logbook car use`, else your \
+            only car. Money is typed as a decimal (3.45) and kept exactly in minor units.
+            Examples:
+              logbook fillup add --odometer 12345.6 --volume 11.2 --price-per-unit 3.45
+              logbook fillup add --trip 301.4 --volume 9.8 --total 33.81 --partial --date "2026-05-01 14:45"
+              logbook fillup list --all --csv > fillups.csv
+              logbook fillup edit 0196… --volume 11.25 --full
+              logbook fillup delete 0196… --yes
+            """,
+        subcommands: [FillupAdd.self, FillupList.self, FillupEdit.self, FillupDelete.self])
+}
+
+enum Fullness: String, EnumerableFlag {
+    case full, partial
+    static func help(for value: Fullness) -> ArgumentHelp? {
+        value == .full ? "A complete fill (the default on add)." : "The tank was not filled completely."
+    }
+}
+
+enum Fillups {
+    static func describe(_ fill: JSONValue, car: JSONValue?) -> String {
+        let volume = "\(Quantity.text(fill["volume"])) \(car.map { Output.cell($0["volumeUnit"]) } ?? "")"
+            .trimmingCharacters(in: .whitespaces)
+        let currency = fill["currency"]?.stringValue ?? "USD"
+        let total = fill["totalMinor"]?.int64Value.map { Money.format($0, currency: currency) } ?? "-"
+        return "\(TimeText.local(fill["date"])): \(volume), \(total)"
+    }
+
+    /// Money options: parsed with `currency`'s exponent.
+    static func prices(
+        perUnit: String?, total: String?, currency: String, into body: inout [String: JSONValue]
+    ) throws {
+        if let perUnit {
+            body["pricePerUnitMinor"] = .number(Double(try Money.parse(perUnit, currency: currency, field: "price-per-unit")))
+        }
+        if let total { body["totalMinor"] = .number(Double(try Money.parse(total, currency: currency, field: "total"))) }
+    }
+
+    /// Each fill's economy from analytics, or why there is none. Never fails the list.
+    struct Economy {
+        var values: [String: String] = [:]
+        var headline: String?
+        var note: String?
+    }
+
+    static func economy(_ context: Context, vehicleId: String) async -> Economy {
+        guard Executables(configuration: context.configuration).isInstalled("analytics") else {
+            return Economy(note: "economy not shown: the analytics service is not installed")
+        }
+        let timeout = min(context.timeout, .seconds(2))
+        do {
+            let list = try await context.send(
+                "analytics", "analytics.fuel.economy", body: ["vehicleId": .string(vehicleId)], timeout: timeout)
+            var economy = Economy()
+            let label = Output.cell(list["unitLabel"])
+            for fill in list["fills"]?.arrayValue ?? [] {
+                guard let id = fill["fillId"]?.stringValue else { continue }
+                economy.values[id] = fill["economy"].flatMap(\.doubleValue).map { String(format: "%.2f", $0) } ?? "-"
+            }
+            if let stats = try? await context.send(
+                "analytics", "analytics.fuel.stats", body: ["vehicleId": .string(vehicleId)], timeout: timeout)
+            {
+                if let average = stats["average"]?.doubleValue {
+                    economy.headline = "average \(String(format: "%.2f", average)) \(label)"
+                } else if let reason = stats["reason"]?.stringValue {
+                    economy.headline = reason
+                }
+            }
+            if economy.headline == nil { economy.headline = "economy in \(label)" }
+            return economy
+        } catch let error as ServiceError {
+            return Economy(note: "economy not shown: analytics did not answer (\(error.message))")
+        } catch {
+            return Economy(note: "economy not shown: analytics did not answer (\(error))")
+        }
+    }
+}
+
+struct FillupAdd: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Record a fill-up.",
+        discussion: """
+            Give the odometer (total distance) or the trip distance, the volume, and the price \
+            per unit or the total: the other price is derived.
+            Examples:
+              logbook fillup add --odometer 12345.6 --volume 11.2 --price-per-unit 3.45
+              logbook fillup add --car Van --trip 420 --volume 38.5 --total 61.20 --currency EUR --partial
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("The car's id or nickname (default: the selected car).", valueName: "car")) var car: String?
+    @Option(help: ArgumentHelp("When: ISO-8601, \"2026-05-01 14:45\" (local), or a date (default now).", valueName: "time"))
+    var date: String?
+    @Option(help: "The odometer reading.") var odometer: String?
+    @Option(help: "Distance since the last fill-up.") var trip: String?
+    @Option(help: "Volume bought, in the car's unit.") var volume: String
+    @Option(name: .customLong("price-per-unit"), help: "Price per unit, e.g. 3.45.") var pricePerUnit: String?
+    @Option(help: "Total price, e.g. 38.64.") var total: String?
+    @Flag(help: "Not a complete fill.") var partial = false
+    @Flag(help: "A fill-up before this one was not recorded.") var missed = false
+    @Option(help: "ISO 4217 currency (default USD).") var currency: String?
+    @Option(help: "A note.") var note: String?
+
+    func validate() throws {
+        if odometer == nil && trip == nil { throw ValidationError("give --odometer or --trip (or both)") }
+        if pricePerUnit == nil && total == nil { throw ValidationError("give --price-per-unit or --total (or both)") }
+    }
+
+    func execute(_ context: Context) async throws {
+        let vehicle = try await Resolve.currentCar(context, car)
+        var body: [String: JSONValue] = ["vehicleId": vehicle["id"] ?? .null, "full": .bool(!partial), "missed": .bool(missed)]
+        if let date { body["date"] = try TimeText.wire(date, field: "date") }
+        if let odometer { body["odometer"] = try Quantity.parse(odometer, field: "odometer") }
+        if let trip { body["trip"] = try Quantity.parse(trip, field: "trip") }
+        body["volume"] = try Quantity.parse(volume, field: "volume")
+        if let currency { body["currency"] = .string(currency.uppercased()) }
+        try Fillups.prices(perUnit: pricePerUnit, total: total, currency: currency ?? "USD", into: &body)
+        if let note { body["note"] = .string(note) }
+        try await context.perform("records", "records.fillup.add", body: .object(body), write: true) { fill in
+            "added fill-up \(Output.cell(fill["id"])) to \(Output.cell(vehicle["nickname"])): \(Fillups.describe(fill, car: vehicle))"
+        }
+    }
+}
+
+struct FillupList: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List a car's fill-ups, newest first, with their economy.",
+        discussion: """
+            The economy column comes from the analytics service; when it is not installed or \
+            does not answer, the list is shown without it and a footnote says so.
+            Examples:
+              logbook fillup list
+              logbook fillup list --car Van --all --csv
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("The car's id or nickname (default: the selected car).", valueName: "car")) var car: String?
+    @OptionGroup var options: ListOptions
+
+    func execute(_ context: Context) async throws {
+        let vehicle = try await Resolve.currentCar(context, car)
+        let id = vehicle["id"] ?? .null
+        let fetched = try await context.list("records.fillup.list", ["vehicleId": id], options)
+        if context.json {
+            Output.json(fetched.json)
+            return
+        }
+        let economy = await Fillups.economy(context, vehicleId: id.stringValue ?? "")
+        let distance = Output.cell(vehicle["distanceUnit"])
+        let volumeUnit = Output.cell(vehicle["volumeUnit"])
+        let kind = { (fill: JSONValue) in
+            (fill["full"]?.boolValue == false ? "partial" : "full") + (fill["missed"]?.boolValue == true ? ", missed" : "")
+        }
+        let money = { (fill: JSONValue, key: String, plain: Bool) -> String in
+            guard let minor = fill[key]?.int64Value else { return plain ? "" : "-" }
+            let currency = fill["currency"]?.stringValue ?? "USD"
+            return plain ? Money.plain(minor, currency: currency) : Money.format(minor, currency: currency)
+        }
+        let economyOf = { (fill: JSONValue) in economy.values[fill["id"]?.stringValue ?? ""] ?? "-" }
+        let rows = Rows(
+            headers: ["ID", "DATE", "ODOMETER", "TRIP", "VOLUME", "PRICE/UNIT", "TOTAL", "FILL", "ECONOMY"],
+            table: fetched.items.map { fill in
+                [
+                    Output.cell(fill["id"]), TimeText.local(fill["date"]),
+                    fill["odometer"].flatMap { $0 == .null ? nil : "\(Quantity.text($0, grouped: true)) \(distance)" } ?? "-",
+                    fill["trip"].flatMap { $0 == .null ? nil : "\(Quantity.text($0, grouped: true)) \(distance)" } ?? "-",
+                    "\(Quantity.text(fill["volume"])) \(volumeUnit)", money(fill, "pricePerUnitMinor", false),
+                    money(fill, "totalMinor", false), kind(fill), economyOf(fill),
+                ]
+            },
+            csvHeaders: [
+                "id", "date", "odometer", "trip", "volume", "pricePerUnit", "total", "currency", "full", "missed", "note", "economy",
+            ],
+            csv: fetched.items.map { fill in
+                CSV.cells(fill, ["id", "date", "odometer", "trip", "volume"])
+                    + [money(fill, "pricePerUnitMinor", true), money(fill, "totalMinor", true)]
+                    + CSV.cells(fill, ["currency", "full", "missed", "note"])
+                    + [economyOf(fill) == "-" ? "" : economyOf(fill)]
+            })
+        var notes: [String] = []
+        if let note = economy.note { notes.append(note) }
+        if !options.csv {
+            Output.line("\(Cars.describe(vehicle))" + (economy.headline.map { ": \($0)" } ?? ""))
+        }
+        context.show(fetched, rows, options, empty: "no fill-ups yet: add one with `logbook fillup add`", notes: notes)
+    }
+}
+
+struct FillupEdit: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit", abstract: "Change any field of a fill-up.",
+        discussion: """
+            Give a new price per unit or total and the other is derived again. --odometer "" \
+            or --trip "" clears it (one of them must remain); --note "" clears the note.
+            Examples:
+              logbook fillup edit 0196… --volume 11.25 --total 38.80
+              logbook fillup edit 0196… --partial --date "2026-05-01 08:10"
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The fill-up's id (see `logbook fillup list`).") var id: String
+    @Option(help: ArgumentHelp("When: ISO-8601, \"2026-05-01 14:45\" (local), or a date.", valueName: "time")) var date: String?
+    @Option(help: "The odometer reading (\"\" clears it).") var odometer: String?
+    @Option(help: "Distance since the last fill-up (\"\" clears it).") var trip: String?
+    @Option(help: "Volume bought.") var volume: String?
+    @Option(name: .customLong("price-per-unit"), help: "Price per unit.") var pricePerUnit: String?
+    @Option(help: "Total price.") var total: String?
+    @Flag var fullness: Fullness?
+    @Flag(inversion: .prefixedNo, help: "A fill-up before this one was not recorded.") var missed: Bool?
+    @Option(help: "ISO 4217 currency.") var currency: String?
+    @Option(help: "A note (\"\" clears it).") var note: String?
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = ["id": .string(id)]
+        if let date { body["date"] = try TimeText.wire(date, field: "date") }
+        for (key, value) in [("odometer", odometer), ("trip", trip)] {
+            guard let value else { continue }
+            body[key] = value.trimmingCharacters(in: .whitespaces).isEmpty ? .null : try Quantity.parse(value, field: key)
+        }
+        if let volume { body["volume"] = try Quantity.parse(volume, field: "volume") }
+        if let fullness { body["full"] = .bool(fullness == .full) }
+        if let missed { body["missed"] = .bool(missed) }
+        if let note { body["note"] = JSONValue.optionalText(note) }
+        if let currency { body["currency"] = .string(currency.uppercased()) }
+        if pricePerUnit != nil || total != nil {
+            var money = currency
+            if money == nil {
+                money = try await context.send("records", "records.fillup.get", body: ["id": .string(id)])["currency"]?.stringValue
+            }
+            try Fillups.prices(perUnit: pricePerUnit, total: total, currency: money ?? "USD", into: &body)
+        }
+        guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
+        try await context.perform("records", "records.fillup.update", body: .object(body), write: true) { fill in
+            "updated fill-up \(Output.cell(fill["id"])): \(Fillups.describe(fill, car: nil))"
+        }
+    }
+}
+
+struct FillupDelete: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a fill-up.",
+        discussion: "Asks first; --yes skips the question.\nExample: logbook fillup delete 0196… --yes")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The fill-up's id.") var id: String
+    @Flag(help: "Do not ask for confirmation.") var yes = false
+
+    func execute(_ context: Context) async throws {
+        let fill = try await context.send("records", "records.fillup.get", body: ["id": .string(id)])
+        let what = "fill-up of \(Fillups.describe(fill, car: nil))"
+        try Confirm.delete("Delete the \(what)?", yes: yes)
+        let result = try await context.send("records", "records.fillup.delete", body: ["id": .string(id)], write: true)
+        if context.json { Output.json(result) } else { Output.line("deleted the \(what)") }
+    }
+}

@@ -1,0 +1,100 @@
+// The pure formats the record commands print and read: CSV (RFC 4180), GeoJSON, dates typed
+// by people, local times for tables, H:MM:SS durations and a text progress bar.
+import Foundation
+import Wire
+
+public enum CSV {
+    /// One field, quoted when it holds a comma, a quote, CR or LF (quotes doubled).
+    public static func field(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else {
+            return text
+        }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// A header row and the rows, each line ended by CRLF as RFC 4180 says.
+    public static func document(_ headers: [String], _ rows: [[String]]) -> String {
+        ([headers] + rows).map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
+    }
+}
+
+public enum GeoJSON {
+    /// A point feature: coordinates are [longitude, latitude], as GeoJSON (RFC 7946) orders them.
+    public static func point(latitude: Double, longitude: Double, properties: [String: JSONValue]) -> JSONValue {
+        [
+            "type": "Feature",
+            "geometry": ["type": "Point", "coordinates": [.number(longitude), .number(latitude)]],
+            "properties": .object(properties),
+        ]
+    }
+
+    public static func collection(_ features: [JSONValue]) -> JSONValue {
+        ["type": "FeatureCollection", "features": .array(features)]
+    }
+}
+
+public enum TimeText {
+    /// Reads a time typed by a person: ISO-8601 with an offset (`2026-05-01T14:45:00Z`), or a
+    /// local `2026-05-01 14:45`, `2026-05-01T14:45`, `… 14:45:30`, or a plain `2026-05-01`
+    /// (local midnight); `now`, `today` and `yesterday` too.
+    public static func parse(_ text: String, field: String, timeZone: TimeZone = .current, now: Date = Date()) throws -> Date {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let date = WireTime.parse(trimmed) { return date }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        switch trimmed.lowercased() {
+        case "now": return now
+        case "today": return calendar.startOfDay(for: now)
+        case "yesterday": return calendar.date(byAdding: .day, value: -1, to: calendar.startOfDay(for: now))!
+        default: break
+        }
+        for format in ["yyyy-MM-dd HH:mm", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.calendar = calendar
+            formatter.timeZone = timeZone
+            formatter.isLenient = false
+            formatter.dateFormat = format
+            if let date = formatter.date(from: trimmed), formatter.string(from: date) == trimmed { return date }
+        }
+        throw ServiceError.invalid(
+            field, "must be a time like 2026-05-01T14:45:00Z, \"2026-05-01 14:45\" (local time) or 2026-05-01 (got \(text))")
+    }
+
+    /// True for a plain date (`2026-05-01`), which a range end reads as the whole day.
+    public static func isDateOnly(_ text: String) -> Bool {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        return t.count == 10 && t.split(separator: "-").count == 3 || ["today", "yesterday"].contains(t.lowercased())
+    }
+
+    /// The wire form of a typed time.
+    public static func wire(_ text: String, field: String) throws -> JSONValue {
+        .string(WireTime.format(try parse(text, field: field)))
+    }
+
+    /// A wire time for a table, in local time: `2026-05-01 14:45`.
+    public static func local(_ value: JSONValue?, timeZone: TimeZone = .current, seconds: Bool = false) -> String {
+        guard let text = value?.stringValue, let date = WireTime.parse(text) else { return Output.cell(value) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = seconds ? "yyyy-MM-dd HH:mm:ss" : "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+
+    /// Milliseconds as H:MM:SS (hours unbounded, seconds truncated): 3_723_000 → 1:02:03.
+    public static func clock(milliseconds ms: Int64) -> String {
+        let negative = ms < 0
+        let s = ms.magnitude / 1000
+        let text = "\(s / 3600):" + String(format: "%02d:%02d", Int(s % 3600 / 60), Int(s % 60))
+        return negative ? "-" + text : text
+    }
+
+    /// A text bar toward a goal: `[###.................] 12.34%`.
+    public static func progress(_ fraction: Double, width: Int = 20) -> String {
+        let clamped = min(max(fraction.isFinite ? fraction : 0, 0), 1)
+        let filled = Int((clamped * Double(width)).rounded(.down))
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        return "[\(bar)] " + String(format: "%.2f%%", clamped * 100)
+    }
+}

@@ -1,0 +1,114 @@
+// Money typed on the command line: a decimal string ("3.45") converted exactly to integer
+// minor units with the currency's exponent (USD 2, JPY 0, KWD 3), by reading its digits —
+// never through a Double. And back: minor units as text for people and CSV.
+import Foundation
+import Wire
+
+public enum Money {
+    /// ISO 4217 exponents that differ from 2, plus the common 2-decimal ones for clarity.
+    static let exponents: [String: Int] = [
+        "USD": 2, "EUR": 2, "GBP": 2, "CAD": 2, "AUD": 2, "NZD": 2, "CHF": 2, "CNY": 2, "HKD": 2,
+        "SGD": 2, "INR": 2, "MXN": 2, "BRL": 2, "SEK": 2, "NOK": 2, "DKK": 2, "PLN": 2, "CZK": 2,
+        "HUF": 2, "ZAR": 2, "TRY": 2, "ILS": 2, "THB": 2, "TWD": 2, "PHP": 2, "MYR": 2, "IDR": 2,
+        "JPY": 0, "KRW": 0, "ISK": 0, "VND": 0, "CLP": 0, "PYG": 0, "UGX": 0, "XAF": 0, "XOF": 0,
+        "KWD": 3, "BHD": 3, "OMR": 3, "JOD": 3, "TND": 3, "IQD": 3, "LYD": 3,
+    ]
+
+    /// The currency's number of decimals (2 for a currency not in the table).
+    public static func exponent(_ currency: String) -> Int { exponents[currency.uppercased()] ?? 2 }
+
+    /// The largest amount the CLI sends: JSON numbers stay exact integers below 2^53.
+    static let maxMinor: Int64 = 9_000_000_000_000_000
+
+    /// Parses "3.45", "3", "0.5", "1200.00" into minor units. Refuses signs, separators,
+    /// exponents and more decimals than the currency has (unless they are zeros).
+    public static func parse(_ text: String, currency: String = "USD", field: String = "amount") throws -> Int64 {
+        let exponent = exponent(currency)
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let parts = trimmed.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts.first.map(String.init) ?? ""
+        var fraction = parts.count > 1 ? String(parts[1]) : ""
+        let digits = { (s: String) in s.unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
+        guard digits(whole), digits(fraction), !(whole.isEmpty && fraction.isEmpty) else {
+            throw ServiceError.invalid(
+                field, "must be a decimal amount like 3.45, with a dot and no thousands separators (got \(text))")
+        }
+        while fraction.count > exponent, fraction.hasSuffix("0") { fraction.removeLast() }
+        guard fraction.count <= exponent else {
+            throw ServiceError.invalid(
+                field, "\(currency.uppercased()) amounts have at most \(exponent) decimal\(exponent == 1 ? "" : "s") (got \(text))")
+        }
+        fraction += String(repeating: "0", count: exponent - fraction.count)
+        let all = (whole + fraction).drop { $0 == "0" }
+        guard all.count <= 16, let minor = Int64(all.isEmpty ? "0" : String(all)), minor <= maxMinor else {
+            throw ServiceError.invalid(field, "is too large (got \(text))")
+        }
+        return minor
+    }
+
+    /// Minor units as a plain decimal: 345 USD → "3.45", 1200 JPY → "1200".
+    public static func plain(_ minor: Int64, currency: String = "USD") -> String {
+        let exponent = exponent(currency)
+        let sign = minor < 0 ? "-" : ""
+        var digits = String(minor.magnitude)
+        guard exponent > 0 else { return sign + digits }
+        if digits.count <= exponent { digits = String(repeating: "0", count: exponent - digits.count + 1) + digits }
+        let split = digits.index(digits.endIndex, offsetBy: -exponent)
+        return sign + digits[..<split] + "." + digits[split...]
+    }
+
+    /// For people: "$1,234.56" for USD, "1,234.56 EUR" otherwise.
+    public static func format(_ minor: Int64, currency: String = "USD") -> String {
+        let text = plain(minor, currency: currency)
+        let negative = text.hasPrefix("-")
+        let unsigned = negative ? String(text.dropFirst()) : text
+        let parts = unsigned.split(separator: ".", maxSplits: 1)
+        let grouped = Text.grouped(String(parts[0])) + (parts.count > 1 ? "." + parts[1] : "")
+        let signed = (negative ? "-" : "") + grouped
+        return currency.uppercased() == "USD" ? (negative ? "-$" + grouped : "$" + grouped) : "\(signed) \(currency.uppercased())"
+    }
+}
+
+public enum Quantity {
+    /// A decimal quantity ("12.345") checked for shape and at most 3 decimals, as a JSON
+    /// number. The service reads it back through Decimal; 3 decimals survive a Double exactly
+    /// in their shortest form.
+    public static func parse(_ text: String, field: String) throws -> JSONValue {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let unsigned = trimmed.hasPrefix("-") ? String(trimmed.dropFirst()) : trimmed
+        let parts = unsigned.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let digits = { (s: Substring) in s.unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
+        let whole = parts[0]
+        let fraction = parts.count > 1 ? parts[1] : ""
+        guard digits(whole), digits(fraction), !(whole.isEmpty && fraction.isEmpty),
+            let value = Double((trimmed.hasPrefix("-") ? "-" : "") + (whole.isEmpty ? "0" : whole) + "." + (fraction.isEmpty ? "0" : fraction))
+        else {
+            throw ServiceError.invalid(field, "must be a number like 12.345 (got \(text))")
+        }
+        if fraction.reversed().drop(while: { $0 == "0" }).count > 3 {
+            throw ServiceError.invalid(field, "must have at most 3 decimals (got \(text))")
+        }
+        return .number(value)
+    }
+
+    /// A JSON number with at most 3 decimals as exact text: 12.345, 12,345.6 when grouped.
+    public static func text(_ value: JSONValue?, grouped: Bool = false) -> String {
+        guard let n = value?.doubleValue else { return "-" }
+        let milli = Milli(thousandths: Int64((n * 1000).rounded()))
+        return grouped ? milli.grouped : milli.description
+    }
+}
+
+enum Text {
+    /// "1234567" → "1,234,567".
+    static func grouped(_ digits: String) -> String {
+        var whole = digits
+        var groups: [String] = []
+        while whole.count > 3 {
+            groups.insert(String(whole.suffix(3)), at: 0)
+            whole.removeLast(3)
+        }
+        groups.insert(whole, at: 0)
+        return groups.joined(separator: ",")
+    }
+}

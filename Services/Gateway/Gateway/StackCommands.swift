@@ -1,0 +1,235 @@
+// `logbook stack up|down|status|logs`: run the whole stack on this machine under one
+// detached supervisor (see Supervisor.swift). `up` is harmless when the stack already runs.
+import ArgumentParser
+import Foundation
+import Runtime
+import Wire
+
+struct Stack: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the services on this machine.",
+        discussion: """
+            Data, sockets (run/, mode 0700) and logs live under LOGBOOK_HOME. Only services whose \
+            executables sit next to `logbook` (or in LOGBOOK_BIN_DIR) are started.
+            """,
+        subcommands: [StackUp.self, StackDown.self, StackStatus.self, StackLogs.self, StackSupervise.self])
+}
+
+struct StackUp: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "up", abstract: "Start the supervisor and wait until every service answers.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Seconds to wait for every service to answer $srv.ping.", valueName: "seconds"))
+    var wait: Double = 30
+
+    func execute(_ context: Context) async throws {
+        let files = StackFiles(context.configuration)
+        let executables = Executables(configuration: context.configuration)
+        let services = executables.installed
+        guard !services.isEmpty else {
+            throw ServiceError(.failedPrecondition, "no service executables in \(executables.directory); build with `swift build` first")
+        }
+        try files.prepare()
+        let supervisor: pid_t
+        var started = false
+        if let pid = files.liveSupervisor() {
+            supervisor = pid
+            if !context.json { Output.line("stack already running (supervisor pid \(pid)); checking services") }
+        } else {
+            var environment = context.environment
+            environment.merge(context.configuration.environment) { $1 }
+            let child = try Spawn.start(
+                Executables.current, arguments: ["stack", "supervise"], environment: environment,
+                log: files.log("supervisor"), newSession: true)
+            supervisor = try await awaitSupervisor(child, files: files)
+            started = supervisor == child
+            if !context.json {
+                Output.line(started ? "supervisor started (pid \(supervisor))" : "stack already running (supervisor pid \(supervisor))")
+            }
+        }
+        try await awaitServices(services, context: context, files: files)
+        if context.json {
+            Output.json(["supervisorPid": .number(Double(supervisor)), "started": .bool(started),
+                         "services": .array(services.map { .string($0) })])
+        } else {
+            Output.line("up: \(services.joined(separator: ", ")) (logs in \(context.configuration.logDirectory))")
+        }
+    }
+
+    /// Waits for the new supervisor to write its pid file, or for it to exit (another
+    /// supervisor won the lock, or it failed: its log says why).
+    private func awaitSupervisor(_ child: pid_t, files: StackFiles) async throws -> pid_t {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while clock.now < deadline {
+            if let pid = files.liveSupervisor() { return pid }
+            var status: Int32 = 0
+            if waitpid(child, &status, WNOHANG) == child {
+                if let pid = files.liveSupervisor() { return pid }
+                throw ServiceError(.internal, "the supervisor exited at once; see \(files.log("supervisor"))")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ServiceError(.deadlineExceeded, "the supervisor did not start within 10 s; see \(files.log("supervisor"))")
+    }
+
+    private func awaitServices(_ services: [String], context: Context, files: StackFiles) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int64(wait * 1000))
+        var pending = services
+        while !pending.isEmpty {
+            var still: [String] = []
+            for service in pending {
+                do {
+                    _ = try await context.send(service, "$srv.ping", caller: .anonymous, timeout: .milliseconds(500))
+                } catch {
+                    still.append(service)
+                }
+            }
+            pending = still
+            if pending.isEmpty { break }
+            guard files.liveSupervisor() != nil else {
+                throw ServiceError(.unavailable, "the supervisor stopped; see \(files.log("supervisor"))")
+            }
+            if clock.now >= deadline {
+                let logs = pending.map { "\($0): \(files.log($0))" }.joined(separator: ", ")
+                throw ServiceError(
+                    .unavailable,
+                    "\(pending.joined(separator: ", ")) did not answer $srv.ping within \(Int(wait)) s; see \(logs) "
+                        + "(the supervisor keeps restarting it; `logbook stack down` stops everything)")
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+}
+
+struct StackDown: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "down", abstract: "Stop the supervisor and every service; wait until they are gone.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func execute(_ context: Context) async throws {
+        let files = StackFiles(context.configuration)
+        guard let pid = files.liveSupervisor() else {
+            unlink(files.supervisorPidFile)
+            let strays = stopStrays(files)
+            Output.line(strays.isEmpty ? "stack is not running" : "stack was not supervised; stopped \(strays.joined(separator: ", "))")
+            return
+        }
+        kill(pid, SIGTERM)
+        guard await ProcessTable.waitGone(pid, timeout: .seconds(20)) else {
+            kill(pid, SIGKILL)
+            _ = stopStrays(files, signal: SIGKILL)
+            throw ServiceError(.deadlineExceeded, "the supervisor (pid \(pid)) did not stop within 20 s; killed it and its services")
+        }
+        _ = stopStrays(files)
+        Output.line("stack stopped (supervisor pid \(pid))")
+    }
+
+    /// Services left running without a supervisor (it was killed): signal them by pid file.
+    private func stopStrays(_ files: StackFiles, signal: Int32 = SIGTERM) -> [String] {
+        StackConfiguration.services.compactMap { service in
+            guard let pid = files.liveService(service) else { return nil }
+            kill(pid, signal)
+            unlink(files.pidFile(service))
+            return service
+        }
+    }
+}
+
+struct StackStatus: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "`logbook status` plus the supervisor's and services' pids.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func execute(_ context: Context) async throws {
+        let files = StackFiles(context.configuration)
+        var statuses = await Probe.all(context)
+        for i in statuses.indices { statuses[i].pid = files.liveService(statuses[i].service) }
+        let supervisor = files.liveSupervisor()
+        if context.json {
+            Output.json(["supervisorPid": supervisor.map { .number(Double($0)) } ?? .null, "services": try JSONValue.from(statuses)])
+        } else {
+            Output.line(supervisor.map { "supervisor: pid \($0)" } ?? "supervisor: not running")
+            Output.line(Probe.table(statuses, pids: true))
+        }
+        if supervisor == nil || !Probe.healthy(statuses) { throw ExitStatus.exitCode(for: .unavailable) }
+    }
+}
+
+struct StackLogs: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logs", abstract: "Print a service's log (or every log), optionally following it.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "A service, or `supervisor`; every log when omitted.") var service: String?
+    @Flag(name: [.short, .long], help: "Keep printing what is appended, until interrupted.") var follow = false
+    @Option(name: [.short, .long], help: "Lines to print from the end of each log first.") var lines = 50
+
+    func validate() throws {
+        if let service, !(StackConfiguration.services + ["supervisor"]).contains(service) {
+            throw ValidationError("unknown service \"\(service)\"; one of: \((StackConfiguration.services + ["supervisor"]).joined(separator: ", "))")
+        }
+    }
+
+    func execute(_ context: Context) async throws {
+        let files = StackFiles(context.configuration)
+        let names = service.map { [$0] } ?? (["supervisor"] + StackConfiguration.services)
+        let paths = names.map { files.log($0) }.filter { FileManager.default.fileExists(atPath: $0) }
+        guard !paths.isEmpty else {
+            throw ServiceError(.notFound, "no log yet in \(context.configuration.logDirectory)")
+        }
+        var offsets: [String: UInt64] = [:]
+        for path in paths {
+            let data = FileManager.default.contents(atPath: path) ?? Data()
+            offsets[path] = UInt64(data.count)
+            let tail = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .dropLast().suffix(lines)
+            if paths.count > 1 { Output.line("==> \(path) <==") }
+            tail.forEach { Output.line(String($0)) }
+        }
+        guard follow else { return }
+        while true {
+            for path in paths {
+                guard let handle = FileHandle(forReadingAtPath: path) else { continue }
+                let size = (try? handle.seekToEnd()) ?? 0
+                var offset = offsets[path] ?? 0
+                if size < offset { offset = 0 }  // truncated
+                if size > offset {
+                    try? handle.seek(toOffset: offset)
+                    let data = (try? handle.readToEnd()) ?? Data()
+                    offsets[path] = offset + UInt64(data.count)
+                    let prefix = paths.count > 1 ? "\(URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent) | " : ""
+                    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") { Output.line(prefix + line) }
+                }
+                try? handle.close()
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+}
+
+struct StackSupervise: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "supervise", abstract: "Run the supervisor in the foreground (started by `stack up`).",
+        shouldDisplay: false)
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        do {
+            let context = try Context(options: global)
+            var environment = context.environment
+            environment.merge(context.configuration.environment) { $1 }
+            let supervisor = Supervisor(
+                files: StackFiles(context.configuration), executables: Executables(configuration: context.configuration),
+                environment: environment)
+            _ = try supervisor.run()
+        } catch {
+            throw Failure.report(error, json: false)
+        }
+    }
+}

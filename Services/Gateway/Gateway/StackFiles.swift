@@ -1,0 +1,79 @@
+// The local stack's files under LOGBOOK_HOME: data/, run/ (sockets and pid files, 0700),
+// logs/. The supervisor's pid file is run/supervisor.pid; each service it runs has
+// run/<service>.pid. Helpers here decide whether a recorded pid is still that process.
+import Foundation
+import Runtime
+
+public struct StackFiles: Sendable {
+    public let configuration: StackConfiguration
+
+    public init(_ configuration: StackConfiguration) { self.configuration = configuration }
+
+    public var supervisorPidFile: String { configuration.runDirectory + "/supervisor.pid" }
+    public var lockFile: String { configuration.runDirectory + "/supervisor.lock" }
+    public func pidFile(_ service: String) -> String { configuration.runDirectory + "/\(service).pid" }
+    public func log(_ name: String) -> String { configuration.logDirectory + "/\(name).log" }
+
+    /// Creates home, data, run and logs directories, private to the user.
+    public func prepare() throws {
+        for directory in [configuration.home, configuration.dataDirectory, configuration.runDirectory, configuration.logDirectory] {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        chmod(configuration.runDirectory, 0o700)
+    }
+
+    static func readPid(_ path: String) -> pid_t? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    static func writePid(_ path: String, _ pid: pid_t) {
+        try? Data("\(pid)\n".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// The supervisor's pid when one is running for this stack.
+    public func liveSupervisor() -> pid_t? {
+        guard let pid = Self.readPid(supervisorPidFile), ProcessTable.isAlive(pid),
+            ProcessTable.arguments(pid).contains("supervise")
+        else { return nil }
+        return pid
+    }
+
+    /// The service's pid when run/<service>.pid names a live process of that executable.
+    public func liveService(_ service: String) -> pid_t? {
+        guard let pid = Self.readPid(pidFile(service)), ProcessTable.isAlive(pid),
+            let first = ProcessTable.arguments(pid).first, first.hasSuffix("/" + service) || first == service
+        else { return nil }
+        return pid
+    }
+}
+
+/// Facts about other processes, from /proc.
+enum ProcessTable {
+    /// Alive and not a zombie waiting to be reaped.
+    static func isAlive(_ pid: pid_t) -> Bool {
+        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+
+    static func arguments(_ pid: pid_t) -> [String] {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return [] }
+        return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Waits until `pid` is gone; false on timeout.
+    static func waitGone(_ pid: pid_t, timeout: Duration) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while isAlive(pid) {
+            if clock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return true
+    }
+}

@@ -1,0 +1,229 @@
+// Time logbook, activities and their logs: `records.activity.add|get|list|delete`,
+// `records.time.list`, `records.networth`. The goal is 10,000 hours shown as money:
+// 1 hour = $1.00 = 100 cents, so one cent is 36 seconds. A deleted activity is only marked
+// deleted: its saved time stays in net worth, which never drops.
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Wire
+
+enum Goal {
+    static let hours: Int64 = 10_000
+    static let msPerHour: Int64 = 3_600_000
+    static let msPerCent: Int64 = msPerHour / 100
+    static var ms: Int64 { hours * msPerHour }
+    static var cents: Int64 { hours * 100 }
+
+    /// Whole cents earned by `ms` (never rounded up: net worth is never overstated).
+    static func cents(_ ms: Int64) -> Int64 { ms / msPerCent }
+
+    /// `$1,234.56`
+    static func dollars(_ cents: Int64) -> String {
+        let grouped = Milli(thousandths: (cents / 100) * 1000).grouped
+        let rest = cents % 100
+        return "$\(grouped).\(rest < 10 ? "0" : "")\(rest)"
+    }
+}
+
+struct Activity: Codable, Sendable, Equatable {
+    var id: String
+    var name: String
+    var createdAt: Date
+    /// All time saved to this activity.
+    var totalMs: Int64
+    /// `totalMs` as money: 1 hour = 100 cents.
+    var cents: Int64
+    var amount: String
+    /// Share of the 10,000-hour goal reached, 0…1 (not capped above).
+    var progress: Double
+    /// The activity's timer (state `idle` when it has none): the list's running marker.
+    var timer: TimerState
+
+    init(row: Row, totalMs: Int64, timer: TimerState) {
+        id = row["id"]
+        name = row["name"]
+        createdAt = Date(ms: row["createdAt"])
+        self.totalMs = totalMs
+        cents = Goal.cents(totalMs)
+        amount = Goal.dollars(cents)
+        progress = Double(totalMs) / Double(Goal.ms)
+        self.timer = timer
+    }
+}
+
+struct ActivityAdd: Decodable, Sendable {
+    var name: String
+}
+
+struct ActivityCreated: Codable, Sendable {
+    var id: String
+    var name: String
+    var createdAt: Date
+}
+
+struct ActivityDeleted: Codable, Sendable {
+    var id: String
+    var userId: String
+    var name: String
+    var totalMs: Int64
+}
+
+struct TimeEntry: Codable, Sendable, Equatable {
+    var id: String
+    var activityId: String
+    var durationMs: Int64
+    var startedAt: Date
+    var savedAt: Date
+
+    init(id: String, activityId: String, durationMs: Int64, startedAt: Date, savedAt: Date) {
+        self.id = id
+        self.activityId = activityId
+        self.durationMs = durationMs
+        self.startedAt = startedAt
+        self.savedAt = savedAt
+    }
+
+    init(row: Row) {
+        id = row["id"]
+        activityId = row["activityId"]
+        durationMs = row["durationMs"]
+        startedAt = Date(ms: row["startedAt"])
+        savedAt = Date(ms: row["savedAt"])
+    }
+}
+
+struct TimeList: Decodable, Sendable {
+    var activityId: String
+    var cursor: String?
+    var limit: Int?
+}
+
+struct NetWorth: Codable, Sendable, Equatable {
+    /// Every millisecond ever saved, deleted activities included.
+    var totalMs: Int64
+    var cents: Int64
+    var amount: String
+    var goalMs: Int64
+    var goalCents: Int64
+    var progress: Double
+}
+
+extension Records {
+    func registerActivities(_ router: inout Router) {
+        router.write("records.activity.add") { (body: ActivityAdd, context, db) in
+            let at = now()
+            let name = try requiredText(body.name, "name", max: 60)
+            if try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM activity WHERE userId = ? AND deletedAt IS NULL AND name = ? COLLATE NOCASE",
+                arguments: [context.userId, name]) != nil
+            {
+                throw ServiceError(.alreadyExists, "activity \"\(name)\" already exists", field: "name")
+            }
+            let id = ID.make(at: at)
+            try db.execute(
+                sql: "INSERT INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)",
+                arguments: [id, context.userId, name, at.ms])
+            try Outbox.append(
+                db, type: "activity.created", userId: context.userId, data: ActivityCreated(id: id, name: name, createdAt: at),
+                at: at)
+            return try activity(db, userId: context.userId, id: id, now: at)
+        }
+
+        router.read("records.activity.get") { (body: IdBody, context) in
+            let at = now()
+            return try await database.read { db in try activity(db, userId: context.userId, id: body.id, now: at) }
+        }
+
+        router.read("records.activity.list") { (body: ListBody, context) in
+            let limit = try Pagination.limit(body.limit)
+            let cursor = try Cursor.decode(body.cursor, sort: "created")
+            let at = now()
+            return try await database.read { db in
+                let ids = try Pagination.page(
+                    db,
+                    sql: """
+                        SELECT id, createdAt FROM activity WHERE userId = ? AND deletedAt IS NULL AND (createdAt, id) < (?, ?)
+                        ORDER BY createdAt DESC, id DESC LIMIT ?
+                        """,
+                    arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, sort: "created",
+                    key: { (row: ActivityKey) in (row.createdAt, nil, row.id) },
+                    row: { ActivityKey(id: $0["id"], createdAt: $0["createdAt"]) })
+                return Page(
+                    items: try ids.items.map { try activity(db, userId: context.userId, id: $0.id, now: at) },
+                    nextCursor: ids.nextCursor)
+            }
+        }
+
+        router.write("records.activity.delete") { (body: IdBody, context, db) in
+            let at = now()
+            let found = try activity(db, userId: context.userId, id: body.id, now: at)
+            // Its timer goes with it; its saved time stays (net worth never drops).
+            try db.execute(sql: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [context.userId, found.id])
+            try db.execute(
+                sql: "UPDATE activity SET deletedAt = ? WHERE userId = ? AND id = ?", arguments: [at.ms, context.userId, found.id])
+            try Outbox.append(
+                db, type: "activity.deleted", userId: context.userId,
+                data: ActivityDeleted(id: found.id, userId: context.userId, name: found.name, totalMs: found.totalMs), at: at)
+            return Deleted()
+        }
+
+        router.read("records.time.list") { (body: TimeList, context) in
+            let limit = try Pagination.limit(body.limit)
+            let cursor = try Cursor.decode(body.cursor, sort: "saved")
+            return try await database.read { db in
+                _ = try activeActivityName(db, userId: context.userId, id: body.activityId, field: "activityId")
+                return try Pagination.page(
+                    db,
+                    sql: """
+                        SELECT * FROM timeEntry WHERE userId = ? AND activityId = ? AND (savedAt, id) < (?, ?)
+                        ORDER BY savedAt DESC, id DESC LIMIT ?
+                        """,
+                    arguments: [context.userId, body.activityId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit,
+                    sort: "saved", key: { (e: TimeEntry) in (e.savedAt.ms, nil, e.id) }, row: TimeEntry.init(row:))
+            }
+        }
+
+        router.read("records.networth") { (_: Empty, context) in
+            try await database.read { db in
+                let total =
+                    try Int64.fetchOne(
+                        db, sql: "SELECT COALESCE(SUM(durationMs), 0) FROM timeEntry WHERE userId = ?",
+                        arguments: [context.userId]) ?? 0
+                let cents = Goal.cents(total)
+                return NetWorth(
+                    totalMs: total, cents: cents, amount: Goal.dollars(cents), goalMs: Goal.ms, goalCents: Goal.cents,
+                    progress: Double(total) / Double(Goal.ms))
+            }
+        }
+    }
+
+    /// The caller's active activity with its total and timer, or `not_found`.
+    func activity(_ db: Database, userId: String, id: String, now: Date) throws -> Activity {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM activity WHERE userId = ? AND id = ? AND deletedAt IS NULL", arguments: [userId, id])
+        else { throw notFound("activity", id) }
+        let total =
+            try Int64.fetchOne(
+                db, sql: "SELECT COALESCE(SUM(durationMs), 0) FROM timeEntry WHERE userId = ? AND activityId = ?",
+                arguments: [userId, id]) ?? 0
+        return Activity(row: row, totalMs: total, timer: try TimerState.load(db, userId: userId, activityId: id, now: now))
+    }
+
+    /// The name of the caller's active activity `id`, or `not_found` naming `field`.
+    func activeActivityName(_ db: Database, userId: String, id: String, field: String) throws -> String {
+        guard
+            let name = try String.fetchOne(
+                db, sql: "SELECT name FROM activity WHERE userId = ? AND id = ? AND deletedAt IS NULL",
+                arguments: [userId, id])
+        else { throw ServiceError(.notFound, "activity \(id) not found", field: field) }
+        return name
+    }
+}
+
+/// A list row before the activity is loaded whole.
+struct ActivityKey: Encodable, Sendable {
+    var id: String
+    var createdAt: Int64
+}

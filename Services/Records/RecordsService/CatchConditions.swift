@@ -1,0 +1,75 @@
+// Weather and tide for a catch arrive from the weather-fetcher as events: `conditions.ready`
+// marks the catch `ready` with its one-line summary, `conditions.unavailable` marks it
+// `unavailable` with the reason. A result for a place or time the catch no longer has (it
+// was edited while the fetch ran) is ignored: the refetch the edit caused will answer.
+// The full details stay with the weather-fetcher (`weather.conditions.get`).
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Wire
+
+extension RecordsService {
+    /// Applies one of the weather-fetcher's events, in the consumer's transaction.
+    public static func applyWeatherEvent(_ db: Database, _ event: Event) throws {
+        guard let userId = event.userId else { return }
+        switch event.type {
+        case "conditions.ready":
+            let ready = try event.decode(ConditionsReady.self)
+            guard let row = try pendingCatch(db, userId: userId, id: ready.catchId) else { return }
+            let latitude: Double = row["latitude"], longitude: Double = row["longitude"]
+            let caughtAt = Date(ms: row["caughtAt"])
+            guard
+                rounded(latitude) == rounded(ready.conditions.latitude),
+                rounded(longitude) == rounded(ready.conditions.longitude),
+                abs(caughtAt.timeIntervalSince(ready.conditions.hour)) <= 30 * 60 + 1
+            else { return }  // fetched for the catch's old place or time
+            try db.execute(
+                sql: """
+                    UPDATE fishCatch SET conditionsStatus = 'ready', conditionsReason = NULL, conditionsSummary = ?
+                    WHERE userId = ? AND id = ?
+                    """,
+                arguments: [JSONValue.string(ready.summary).jsonText, userId, ready.catchId])
+        case "conditions.unavailable":
+            let unavailable = try event.decode(ConditionsUnavailable.self)
+            guard try pendingCatch(db, userId: userId, id: unavailable.catchId) != nil else { return }
+            try db.execute(
+                sql: """
+                    UPDATE fishCatch SET conditionsStatus = 'unavailable', conditionsReason = ?, conditionsSummary = NULL
+                    WHERE userId = ? AND id = ?
+                    """,
+                arguments: [unavailable.reason, userId, unavailable.catchId])
+        default:
+            return
+        }
+    }
+
+    private static func pendingCatch(_ db: Database, userId: String, id: String) throws -> Row? {
+        try Row.fetchOne(
+            db,
+            sql: "SELECT latitude, longitude, caughtAt FROM fishCatch WHERE userId = ? AND id = ? AND conditionsStatus = 'pending'",
+            arguments: [userId, id])
+    }
+
+    /// Two decimals, as the weather-fetcher rounds the place it asks for.
+    private static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+}
+
+/// `conditions.ready` data, as far as records needs it.
+struct ConditionsReady: Decodable {
+    struct Place: Decodable {
+        var latitude: Double
+        var longitude: Double
+        var hour: Date
+    }
+
+    var catchId: String
+    var summary: String
+    var conditions: Place
+}
+
+/// `conditions.unavailable` data.
+struct ConditionsUnavailable: Decodable {
+    var catchId: String
+    var reason: String
+}

@@ -1,0 +1,197 @@
+// Expenses logbook: `records.expense.add|get|update|delete|list`. Amounts are integer
+// minor units with their currency. The list filters by a date range (from inclusive, to
+// exclusive) and a category, sorted by date (newest first) or amount (largest first).
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Wire
+
+struct Expense: Codable, Sendable, Equatable {
+    var id: String
+    var name: String
+    var description: String?
+    var amountMinor: Int64
+    var currency: String
+    var date: Date
+    var category: String?
+    var createdAt: Date
+    var updatedAt: Date
+
+    init(id: String, at: Date) {
+        self.id = id
+        name = ""
+        amountMinor = 0
+        currency = "USD"
+        date = at
+        createdAt = at
+        updatedAt = at
+    }
+
+    init(row: Row) {
+        id = row["id"]
+        name = row["name"]
+        description = row["description"]
+        amountMinor = row["amountMinor"]
+        currency = row["currency"]
+        date = Date(ms: row["date"])
+        category = row["category"]
+        createdAt = Date(ms: row["createdAt"])
+        updatedAt = Date(ms: row["updatedAt"])
+    }
+
+    static func find(_ db: Database, userId: String, id: String) throws -> Expense {
+        guard
+            let row = try Row.fetchOne(db, sql: "SELECT * FROM expense WHERE userId = ? AND id = ?", arguments: [userId, id])
+        else { throw notFound("expense", id) }
+        return Expense(row: row)
+    }
+
+    var arguments: StatementArguments {
+        [name, description, amountMinor, currency, date.ms, category, updatedAt.ms]
+    }
+
+    static func checkedAmount(_ amount: Int64) throws -> Int64 {
+        try positive(amount, "amountMinor")
+        try require(amount <= 1_000_000_000_000_000, "amountMinor", "must be at most 10^18", got: "\(amount)")
+        return amount
+    }
+}
+
+struct ExpenseAdd: Decodable, Sendable {
+    var name: String
+    var description: String?
+    var amountMinor: Int64
+    var currency: String?
+    var date: Date?
+    var category: String?
+}
+
+struct ExpenseUpdate: Decodable, Sendable {
+    var id: String
+    var name: String?
+    var description: Patch<String>
+    var amountMinor: Int64?
+    var currency: String?
+    var date: Date?
+    var category: Patch<String>
+}
+
+enum ExpenseSort: String, WireEnum { case date, amount }
+
+struct ExpenseList: Decodable, Sendable {
+    var from: Date?
+    var to: Date?
+    var sort: ExpenseSort?
+    var category: String?
+    var cursor: String?
+    var limit: Int?
+}
+
+struct ExpenseDeleted: Codable, Sendable {
+    var id: String
+    var userId: String
+}
+
+extension Records {
+    func registerExpenses(_ router: inout Router) {
+        router.write("records.expense.add") { (body: ExpenseAdd, context, db) in
+            let at = now()
+            var expense = Expense(id: ID.make(at: at), at: at)
+            expense.name = try requiredText(body.name, "name", max: 80)
+            expense.description = try optionalText(body.description, "description", max: 500)
+            expense.amountMinor = try Expense.checkedAmount(body.amountMinor)
+            expense.currency = try currency(body.currency)
+            if let date = body.date {
+                try notInFuture(date, "date", now: at)
+                expense.date = Date(ms: date.ms)
+            }
+            expense.category = try optionalText(body.category, "category", max: 40)
+            try db.execute(
+                sql: """
+                    INSERT INTO expense (name, description, amountMinor, currency, date, category, updatedAt, id, userId,
+                        createdAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: expense.arguments + [expense.id, context.userId, at.ms])
+            try Outbox.append(db, type: "expense.created", userId: context.userId, data: expense, at: at)
+            return expense
+        }
+
+        router.read("records.expense.get") { (body: IdBody, context) in
+            try await database.read { db in try Expense.find(db, userId: context.userId, id: body.id) }
+        }
+
+        router.write("records.expense.update") { (body: ExpenseUpdate, context, db) in
+            let at = now()
+            var expense = try Expense.find(db, userId: context.userId, id: body.id)
+            if let name = body.name { expense.name = try requiredText(name, "name", max: 80) }
+            expense.description = try optionalText(body.description.applied(to: expense.description), "description", max: 500)
+            if let amount = body.amountMinor { expense.amountMinor = try Expense.checkedAmount(amount) }
+            if let code = body.currency { expense.currency = try currency(code) }
+            if let date = body.date {
+                try notInFuture(date, "date", now: at)
+                expense.date = Date(ms: date.ms)
+            }
+            expense.category = try optionalText(body.category.applied(to: expense.category), "category", max: 40)
+            expense.updatedAt = at
+            try db.execute(
+                sql: """
+                    UPDATE expense SET name = ?, description = ?, amountMinor = ?, currency = ?, date = ?, category = ?,
+                        updatedAt = ?
+                    WHERE id = ? AND userId = ?
+                    """,
+                arguments: expense.arguments + [expense.id, context.userId])
+            try Outbox.append(db, type: "expense.updated", userId: context.userId, data: expense, at: at)
+            return expense
+        }
+
+        router.write("records.expense.delete") { (body: IdBody, context, db) in
+            let expense = try Expense.find(db, userId: context.userId, id: body.id)
+            try db.execute(sql: "DELETE FROM expense WHERE userId = ? AND id = ?", arguments: [context.userId, expense.id])
+            try Outbox.append(
+                db, type: "expense.deleted", userId: context.userId,
+                data: ExpenseDeleted(id: expense.id, userId: context.userId), at: now())
+            return Deleted()
+        }
+
+        router.read("records.expense.list") { (body: ExpenseList, context) in
+            let limit = try Pagination.limit(body.limit)
+            let sort = body.sort ?? .date
+            let cursor = try Cursor.decode(body.cursor, sort: sort.rawValue)
+            if let from = body.from, let to = body.to {
+                try require(from < to, "to", "must be after from (\(WireTime.format(from)))", got: WireTime.format(to))
+            }
+            let category = try optionalText(body.category, "category", max: 40)
+            // One fixed statement per sort; the filters are bound parameters.
+            let sql: String
+            let key: @Sendable (Expense) -> (n: Int64?, t: String?, id: String)
+            switch sort {
+            case .date:
+                sql = """
+                    SELECT * FROM expense
+                    WHERE userId = ? AND date >= ? AND date < ? AND (? IS NULL OR category = ? COLLATE NOCASE)
+                        AND (date, id) < (?, ?)
+                    ORDER BY date DESC, id DESC LIMIT ?
+                    """
+                key = { ($0.date.ms, nil, $0.id) }
+            case .amount:
+                sql = """
+                    SELECT * FROM expense
+                    WHERE userId = ? AND date >= ? AND date < ? AND (? IS NULL OR category = ? COLLATE NOCASE)
+                        AND (amountMinor, id) < (?, ?)
+                    ORDER BY amountMinor DESC, id DESC LIMIT ?
+                    """
+                key = { ($0.amountMinor, nil, $0.id) }
+            }
+            let arguments: StatementArguments = [
+                context.userId, body.from?.ms ?? Int64.min, body.to?.ms ?? Int64.max, category, category,
+                cursor?.n ?? Int64.max, cursor?.id ?? "",
+            ]
+            return try await database.read { db in
+                try Pagination.page(
+                    db, sql: sql, arguments: arguments, limit: limit, sort: sort.rawValue, key: key, row: Expense.init(row:))
+            }
+        }
+    }
+}

@@ -1,0 +1,326 @@
+// Fuel logbook, fill-ups: `records.fillup.add|get|update|delete|list`. Volumes and
+// distances are exact thousandths; of price per unit and total, the one not given is
+// derived (half-up to a minor unit) and remembered as derived, so a later change of volume
+// derives it again. The odometer never goes backwards against the fill-ups around it in
+// date order.
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Wire
+
+/// Which of price per unit and total was computed from the other.
+enum PriceDerived: String, WireEnum { case none, price, total }
+
+struct Fillup: Codable, Sendable, Equatable {
+    var id: String
+    var vehicleId: String
+    var date: Date
+    var odometer: Milli?
+    var trip: Milli?
+    var volume: Milli
+    var pricePerUnitMinor: Int64
+    var totalMinor: Int64
+    var derived: PriceDerived
+    var currency: String
+    var full: Bool
+    var missed: Bool
+    var note: String?
+    var createdAt: Date
+    var updatedAt: Date
+
+    init(row: Row) {
+        id = row["id"]
+        vehicleId = row["vehicleId"]
+        date = Date(ms: row["date"])
+        odometer = (row["odometer"] as Int64?).map { Milli(thousandths: $0) }
+        trip = (row["trip"] as Int64?).map { Milli(thousandths: $0) }
+        volume = Milli(row["volume"] as Int64)
+        pricePerUnitMinor = row["pricePerUnitMinor"]
+        totalMinor = row["totalMinor"]
+        derived = PriceDerived(rawValue: row["derived"]) ?? .none
+        currency = row["currency"]
+        full = row["full"]
+        missed = row["missed"]
+        note = row["note"]
+        createdAt = Date(ms: row["createdAt"])
+        updatedAt = Date(ms: row["updatedAt"])
+    }
+
+    init(id: String, vehicleId: String, at: Date) {
+        self.id = id
+        self.vehicleId = vehicleId
+        date = at
+        volume = Milli(thousandths: 0)
+        pricePerUnitMinor = 0
+        totalMinor = 0
+        derived = .none
+        currency = "USD"
+        full = true
+        missed = false
+        createdAt = at
+        updatedAt = at
+    }
+
+    static func find(_ db: Database, userId: String, id: String) throws -> Fillup {
+        guard
+            let row = try Row.fetchOne(db, sql: "SELECT * FROM fillup WHERE userId = ? AND id = ?", arguments: [userId, id])
+        else { throw notFound("fill-up", id) }
+        return Fillup(row: row)
+    }
+
+    var arguments: StatementArguments {
+        [
+            date.ms, odometer?.thousandths, trip?.thousandths, volume.thousandths, pricePerUnitMinor, totalMinor,
+            derived.rawValue, currency, full, missed, note, updatedAt.ms,
+        ]
+    }
+}
+
+struct FillupAdd: Decodable, Sendable {
+    var vehicleId: String
+    var date: Date?
+    var odometer: Milli?
+    var trip: Milli?
+    var volume: Milli
+    var pricePerUnitMinor: Int64?
+    var totalMinor: Int64?
+    var currency: String?
+    var full: Bool?
+    var missed: Bool?
+    var note: String?
+}
+
+struct FillupUpdate: Decodable, Sendable {
+    var id: String
+    var date: Date?
+    var odometer: Patch<Milli>
+    var trip: Patch<Milli>
+    var volume: Milli?
+    var pricePerUnitMinor: Int64?
+    var totalMinor: Int64?
+    var currency: String?
+    var full: Bool?
+    var missed: Bool?
+    var note: Patch<String>
+}
+
+struct FillupList: Decodable, Sendable {
+    var vehicleId: String
+    var cursor: String?
+    var limit: Int?
+}
+
+struct FillupDeleted: Codable, Sendable {
+    var id: String
+    var userId: String
+    var vehicleId: String
+}
+
+enum FuelLimits {
+    static let volume: Int64 = 1_000_000_000  // 1,000,000 units, in thousandths
+    static let distance: Int64 = 100_000_000_000  // 100,000,000 units, in thousandths
+    static let price: Int64 = 1_000_000_000
+    static let total: Int64 = 1_000_000_000_000
+}
+
+extension Records {
+    func registerFillups(_ router: inout Router) {
+        router.write("records.fillup.add") { (body: FillupAdd, context, db) in
+            let at = now()
+            let vehicle = try vehicleOf(db, userId: context.userId, id: body.vehicleId)
+            var fillup = Fillup(id: ID.make(at: at), vehicleId: vehicle, at: at)
+            if let date = body.date {
+                try notInFuture(date, "date", now: at)
+                fillup.date = Date(ms: date.ms)
+            }
+            fillup.odometer = body.odometer
+            fillup.trip = body.trip
+            fillup.volume = body.volume
+            try fillup.setPrice(perUnit: body.pricePerUnitMinor, total: body.totalMinor, requireOne: true)
+            fillup.currency = try currency(body.currency)
+            fillup.full = body.full ?? true
+            fillup.missed = body.missed ?? false
+            fillup.note = try optionalText(body.note, "note", max: 500)
+            try fillup.validate()
+            try checkOdometer(db, userId: context.userId, fillup)
+            try db.execute(
+                sql: """
+                    INSERT INTO fillup (date, odometer, trip, volume, pricePerUnitMinor, totalMinor, derived, currency,
+                        full, missed, note, updatedAt, id, userId, vehicleId, createdAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: fillup.arguments + [fillup.id, context.userId, fillup.vehicleId, at.ms])
+            try Outbox.append(db, type: "fillup.created", userId: context.userId, data: fillup, at: at)
+            return fillup
+        }
+
+        router.read("records.fillup.get") { (body: IdBody, context) in
+            try await database.read { db in try Fillup.find(db, userId: context.userId, id: body.id) }
+        }
+
+        router.write("records.fillup.update") { (body: FillupUpdate, context, db) in
+            let at = now()
+            var fillup = try Fillup.find(db, userId: context.userId, id: body.id)
+            if let date = body.date {
+                try notInFuture(date, "date", now: at)
+                fillup.date = Date(ms: date.ms)
+            }
+            fillup.odometer = body.odometer.applied(to: fillup.odometer)
+            fillup.trip = body.trip.applied(to: fillup.trip)
+            if let volume = body.volume { fillup.volume = volume }
+            try fillup.setPrice(perUnit: body.pricePerUnitMinor, total: body.totalMinor, requireOne: false)
+            if let code = body.currency { fillup.currency = try currency(code) }
+            if let full = body.full { fillup.full = full }
+            if let missed = body.missed { fillup.missed = missed }
+            fillup.note = try optionalText(body.note.applied(to: fillup.note), "note", max: 500)
+            fillup.updatedAt = at
+            try fillup.validate()
+            try checkOdometer(db, userId: context.userId, fillup)
+            try db.execute(
+                sql: """
+                    UPDATE fillup SET date = ?, odometer = ?, trip = ?, volume = ?, pricePerUnitMinor = ?, totalMinor = ?,
+                        derived = ?, currency = ?, full = ?, missed = ?, note = ?, updatedAt = ?
+                    WHERE id = ? AND userId = ?
+                    """,
+                arguments: fillup.arguments + [fillup.id, context.userId])
+            try Outbox.append(db, type: "fillup.updated", userId: context.userId, data: fillup, at: at)
+            return fillup
+        }
+
+        router.write("records.fillup.delete") { (body: IdBody, context, db) in
+            let fillup = try Fillup.find(db, userId: context.userId, id: body.id)
+            try db.execute(sql: "DELETE FROM fillup WHERE userId = ? AND id = ?", arguments: [context.userId, fillup.id])
+            try Outbox.append(
+                db, type: "fillup.deleted", userId: context.userId,
+                data: FillupDeleted(id: fillup.id, userId: context.userId, vehicleId: fillup.vehicleId), at: now())
+            return Deleted()
+        }
+
+        router.read("records.fillup.list") { (body: FillupList, context) in
+            let limit = try Pagination.limit(body.limit)
+            let cursor = try Cursor.decode(body.cursor, sort: "date")
+            return try await database.read { db in
+                let vehicle = try vehicleOf(db, userId: context.userId, id: body.vehicleId)
+                return try Pagination.page(
+                    db,
+                    sql: """
+                        SELECT * FROM fillup WHERE userId = ? AND vehicleId = ? AND (date, id) < (?, ?)
+                        ORDER BY date DESC, id DESC LIMIT ?
+                        """,
+                    arguments: [context.userId, vehicle, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit,
+                    sort: "date", key: { (f: Fillup) in (f.date.ms, nil, f.id) }, row: Fillup.init(row:))
+            }
+        }
+    }
+
+    /// The caller's vehicle with this id, or `not_found` naming `vehicleId`.
+    func vehicleOf(_ db: Database, userId: String, id: String) throws -> String {
+        guard
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id]) != nil
+        else { throw ServiceError(.notFound, "vehicle \(id) not found", field: "vehicleId") }
+        return id
+    }
+
+    /// The odometer reads at least what the previous fill-up (in date order) read and at
+    /// most what the next one reads. Fill-ups without an odometer are skipped, and so are
+    /// fill-ups on the very same instant: their order is only known from their odometers.
+    func checkOdometer(_ db: Database, userId: String, _ fillup: Fillup) throws {
+        guard let odometer = fillup.odometer else { return }
+        let arguments: StatementArguments = [userId, fillup.vehicleId, fillup.id, fillup.date.ms]
+        if let previous = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT date, odometer FROM fillup
+                WHERE userId = ? AND vehicleId = ? AND id != ? AND odometer IS NOT NULL AND date < ?
+                ORDER BY date DESC, id DESC LIMIT 1
+                """, arguments: arguments)
+        {
+            let reads = Milli(previous["odometer"] as Int64)
+            try require(
+                odometer >= reads, "odometer",
+                "must be at least \(reads.grouped) (the fill-up on \(Date(ms: previous["date"]).day) reads \(reads.grouped))",
+                got: odometer.grouped)
+        }
+        if let next = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT date, odometer FROM fillup
+                WHERE userId = ? AND vehicleId = ? AND id != ? AND odometer IS NOT NULL AND date > ?
+                ORDER BY date ASC, id ASC LIMIT 1
+                """, arguments: arguments)
+        {
+            let reads = Milli(next["odometer"] as Int64)
+            try require(
+                odometer <= reads, "odometer",
+                "must be at most \(reads.grouped) (the fill-up on \(Date(ms: next["date"]).day) reads \(reads.grouped))",
+                got: odometer.grouped)
+        }
+    }
+}
+
+extension Fillup {
+    /// Sets price per unit and total from what the caller gave; the other is derived from
+    /// the volume. With neither given (an update), the derived one follows the volume.
+    mutating func setPrice(perUnit: Int64?, total: Int64?, requireOne: Bool) throws {
+        if let perUnit {
+            try positive(perUnit, "pricePerUnitMinor")
+            try require(perUnit <= FuelLimits.price, "pricePerUnitMinor", "must be at most \(FuelLimits.price)", got: "\(perUnit)")
+        }
+        if let total {
+            try positive(total, "totalMinor")
+            try require(total <= FuelLimits.total, "totalMinor", "must be at most \(FuelLimits.total)", got: "\(total)")
+        }
+        try positive(volume, "volume")
+        try require(
+            volume.thousandths <= FuelLimits.volume, "volume", "must be at most \(Milli(FuelLimits.volume).grouped)",
+            got: volume.description)
+        switch (perUnit, total) {
+        case (let perUnit?, let total?):
+            pricePerUnitMinor = perUnit
+            totalMinor = total
+            derived = .none
+        case (let perUnit?, nil):
+            pricePerUnitMinor = perUnit
+            derived = .total
+        case (nil, let total?):
+            totalMinor = total
+            derived = .price
+        case (nil, nil):
+            if requireOne {
+                throw ServiceError.invalid("pricePerUnitMinor", "give pricePerUnitMinor or totalMinor (or both)")
+            }
+        }
+        switch derived {
+        case .total: totalMinor = Fillup.total(volume: volume, perUnit: pricePerUnitMinor)
+        case .price: pricePerUnitMinor = Fillup.perUnit(volume: volume, total: totalMinor)
+        case .none: break
+        }
+    }
+
+    /// round(volume × price per unit), half up, in minor units. Bounded by FuelLimits:
+    /// 10^9 thousandths × 10^9 stays far below Int64.max.
+    static func total(volume: Milli, perUnit: Int64) -> Int64 {
+        (volume.thousandths * perUnit + 500) / 1000
+    }
+
+    /// round(total / volume), half up, in minor units per unit.
+    static func perUnit(volume: Milli, total: Int64) -> Int64 {
+        (2 * total * 1000 + volume.thousandths) / (2 * volume.thousandths)
+    }
+
+    /// Rules that hold whatever combination of fields an add or update leaves.
+    func validate() throws {
+        if odometer == nil && trip == nil {
+            throw ServiceError.invalid("odometer", "give odometer or trip (or both)")
+        }
+        for (field, value) in [("odometer", odometer), ("trip", trip)] {
+            guard let value else { continue }
+            try positive(value, field)
+            try require(
+                value.thousandths <= FuelLimits.distance, field, "must be at most \(Milli(FuelLimits.distance).grouped)",
+                got: value.description)
+        }
+    }
+}

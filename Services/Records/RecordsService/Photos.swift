@@ -1,0 +1,452 @@
+// Catch photos: checked and shrunk with libvips (Imaging.Thumbnailer), stored by SHA-256
+// content hash under a directory beside records.sqlite — `<dir>/ab/cdef…` — once however
+// many catches show them. The `photo` table holds one row per original; a catch
+// references it by `photoHash`. A photo lives as long as a catch references it: the write
+// that drops the last reference deletes the row in its transaction, and the files go once
+// that transaction is over. docs/photos.md has the whole lifecycle.
+//
+// Files are written before the row that names them commits (in the write's `prepare`) and
+// deleted only after the row is gone, so a committed row always has its files. A file is
+// removed only when no row names it and no unfinished write has "pinned" it; a crash
+// between commit and unlink leaves a file no row names, which the sweep at start-up (and
+// every hour) removes.
+import Dispatch
+import Foundation
+import GRDB
+import Imaging
+import Logging
+import Runtime
+import ServiceLifecycle
+import Synchronization
+import Wire
+
+/// Where photos live and how large they may be.
+public struct PhotoSettings: Sendable {
+    public static let defaultMaxBytes = 16 * 1024 * 1024
+
+    /// The content-addressed store (created when the first photo arrives).
+    public var directory: String
+    /// The largest photo accepted, in image bytes (before base64).
+    public var maxBytes: Int
+    public var thumbnailer: Thumbnailer
+
+    public init(
+        directory: String, maxBytes: Int = PhotoSettings.defaultMaxBytes, thumbnailer: Thumbnailer = Thumbnailer()
+    ) {
+        self.directory = directory
+        self.maxBytes = maxBytes
+        self.thumbnailer = thumbnailer
+    }
+
+    /// From the stack: `records-photos` beside the records database unless
+    /// `LOGBOOK_RECORDS_PHOTO_DIR` says otherwise; `LOGBOOK_RECORDS_PHOTO_MAX_BYTES`.
+    public init(stack: StackConfiguration) throws {
+        let database = URL(fileURLWithPath: stack.databasePath(RecordsService.name))
+        let directory =
+            stack.setting(RecordsService.name, "PHOTO_DIR")
+            ?? database.deletingLastPathComponent().appendingPathComponent("records-photos").path
+        var maxBytes = Self.defaultMaxBytes
+        if let text = stack.setting(RecordsService.name, "PHOTO_MAX_BYTES") {
+            guard let value = Int(text), (1...(1 << 30)).contains(value) else {
+                throw ConfigurationError(
+                    "LOGBOOK_RECORDS_PHOTO_MAX_BYTES must be a whole number of bytes from 1 to 1073741824 (got \"\(text)\")"
+                )
+            }
+            maxBytes = value
+        }
+        self.init(directory: directory, maxBytes: maxBytes)
+    }
+
+    /// The request limit of the methods that carry a photo: its base64 (4/3 of the bytes)
+    /// plus 64 KiB for the rest of the request.
+    public var requestMaxBytes: Int { (maxBytes + 2) / 3 * 4 + 64 * 1024 }
+}
+
+/// A stored photo as the wire shows it (and as its `photo` row holds it).
+struct Photo: Codable, Sendable, Equatable {
+    var hash: String
+    var contentType: String
+    var bytes: Int
+    var width: Int
+    var height: Int
+    var thumbnail: PhotoThumbnail
+
+    /// Reads the `photo*` columns of the `catchView` row; nil when the catch has none.
+    init?(catchRow row: Row) {
+        guard let hash = row["photoHash"] as String?, let contentType = row["photoContentType"] as String? else {
+            return nil
+        }
+        self.hash = hash
+        self.contentType = contentType
+        bytes = row["photoBytes"]
+        width = row["photoWidth"]
+        height = row["photoHeight"]
+        thumbnail = PhotoThumbnail(
+            hash: row["photoThumbHash"], width: row["photoThumbWidth"], height: row["photoThumbHeight"])
+    }
+
+    init(hash: String, contentType: String, bytes: Int, width: Int, height: Int, thumbnail: PhotoThumbnail) {
+        self.hash = hash
+        self.contentType = contentType
+        self.bytes = bytes
+        self.width = width
+        self.height = height
+        self.thumbnail = thumbnail
+    }
+}
+
+struct PhotoThumbnail: Codable, Sendable, Equatable {
+    var hash: String
+    var width: Int
+    var height: Int
+}
+
+/// What a write did to photos, handed from `prepare` to `commit` to `settle`: the photo it
+/// uploaded (its files written and pinned) and the hashes whose rows its commit deleted.
+final class PhotoWork: Sendable {
+    let upload: Photo?
+    private let released = Mutex<[String]>([])
+
+    init(upload: Photo? = nil) { self.upload = upload }
+
+    /// The commit deleted this photo's row: its files may go once the transaction is over.
+    func release(_ photo: Photo) {
+        released.withLock { $0 += [photo.hash, photo.thumbnail.hash] }
+    }
+
+    var releasedHashes: [String] { released.withLock { $0 } }
+}
+
+/// The service's photo files and their pins; one per process, shared by the routes and the
+/// sweeper.
+public final class PhotoStore: Sendable {
+    let settings: PhotoSettings
+    private let database: any DatabaseReader
+    private let logger: Logger
+    /// Hashes whose files an unfinished write may reference, with how many writes do.
+    private let pinned = Mutex<[String: Int]>([:])
+    /// File work blocks: it runs here, never on the cooperative pool.
+    private let files = DispatchQueue(label: "logbook.records.photos")
+
+    public init(settings: PhotoSettings, database: any DatabaseReader, logger: Logger) {
+        self.settings = settings
+        self.database = database
+        self.logger = logger
+    }
+
+    /// The service that sweeps this store at start-up and every `interval`.
+    public func sweeper(interval: Duration = .seconds(3600)) -> some Service {
+        PhotoSweeper(store: self, interval: interval, logger: logger)
+    }
+
+    // MARK: Upload
+
+    /// Checks the caller's `photo` (base64), makes the thumbnail and writes both files,
+    /// pinned until `settle`. Nothing is written unless the image is accepted.
+    func prepare(base64: String) async throws -> PhotoWork {
+        guard let data = Data(base64Encoded: base64) else {
+            throw ServiceError.invalid(
+                "photo",
+                "must be the image's bytes in standard base64 (got \(base64.utf8.count) characters that are not)")
+        }
+        guard !data.isEmpty else {
+            throw ServiceError.invalid(
+                "photo", "is empty (0 bytes): send a JPEG, PNG, WebP or HEIC image, or leave photo out")
+        }
+        if data.count > settings.maxBytes {
+            let (limit, got) = (Self.size(settings.maxBytes), Self.size(data.count))
+            // Just over the limit, rounding would show the same size twice: give the bytes.
+            throw limit == got
+                ? ServiceError.invalid(
+                    "photo",
+                    "must be at most \(limit) = \(Self.grouped(settings.maxBytes)) bytes (got \(Self.grouped(data.count)) bytes)"
+                )
+                : ServiceError.invalid("photo", "must be at most \(limit) (got \(got))")
+        }
+        let made: Thumbnailer.Result
+        do {
+            made = try await settings.thumbnailer.make(from: data)
+        } catch {
+            throw Self.refusal(error, thumbnailer: settings.thumbnailer)
+        }
+        let thumb = made.thumbnail
+        let photo = Photo(
+            hash: Crypto.sha256Hex(data), contentType: made.header.format.contentType, bytes: data.count,
+            width: made.header.width, height: made.header.height,
+            thumbnail: PhotoThumbnail(hash: Crypto.sha256Hex(thumb.data), width: thumb.width, height: thumb.height))
+        let work = PhotoWork(upload: photo)
+        pin([photo.hash, photo.thumbnail.hash])
+        do {
+            try await onFileQueue {
+                try self.writeFile(photo.hash, data)
+                try self.writeFile(photo.thumbnail.hash, thumb.data)
+            }
+        } catch {
+            await settle(work)
+            throw error
+        }
+        return work
+    }
+
+    /// After the write's transaction, committed or not: unpins what it uploaded and
+    /// removes the files no row names any more.
+    func settle(_ work: PhotoWork) async {
+        var hashes = work.releasedHashes
+        if let photo = work.upload {
+            unpin([photo.hash, photo.thumbnail.hash])
+            hashes += [photo.hash, photo.thumbnail.hash]
+        }
+        guard !hashes.isEmpty else { return }
+        let candidates = Set(hashes)
+        _ = try? await onFileQueue { self.collect(candidates) }
+    }
+
+    // MARK: Rows (inside the write's transaction)
+
+    /// The catch now shows `photo`: its row is added unless it is already there.
+    static func reference(_ db: Database, _ photo: Photo) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO photo (hash, contentType, bytes, width, height, thumbHash, thumbWidth, thumbHeight)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING
+                """,
+            arguments: [
+                photo.hash, photo.contentType, photo.bytes, photo.width, photo.height, photo.thumbnail.hash,
+                photo.thumbnail.width, photo.thumbnail.height,
+            ])
+    }
+
+    /// A catch stopped showing `photo`: its row goes when no catch references it.
+    static func dereference(_ db: Database, _ photo: Photo, work: PhotoWork) throws {
+        try db.execute(
+            sql: "DELETE FROM photo WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM fishCatch WHERE photoHash = ?)",
+            arguments: [photo.hash, photo.hash])
+        if db.changesCount > 0 { work.release(photo) }
+    }
+
+    /// Rows no catch references (after an account's catches were purged); their files go
+    /// at the next sweep.
+    static func deleteUnreferenced(_ db: Database) throws {
+        try db.execute(
+            sql: "DELETE FROM photo WHERE NOT EXISTS (SELECT 1 FROM fishCatch WHERE fishCatch.photoHash = photo.hash)")
+    }
+
+    // MARK: Reading
+
+    /// A stored file's bytes; nil when there is no such file.
+    func read(_ hash: String) async throws -> Data? {
+        try await onFileQueue {
+            let path = self.path(hash)
+            if access(path, F_OK) != 0 { return nil }
+            do {
+                return try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                self.logger.error(
+                    "photo file unreadable", metadata: ["photo.hash": "\(hash)", "error.detail": "\(error)"])
+                throw ServiceError(.internal, "the photo's file could not be read")
+            }
+        }
+    }
+
+    // MARK: Sweeping
+
+    /// Removes every file no row names and no unfinished write pinned, and temporary files
+    /// left by a crash. Returns how many files went.
+    @discardableResult
+    public func sweep() async throws -> Int {
+        try await onFileQueue {
+            let root = self.settings.directory
+            let fm = FileManager.default
+            guard let shards = try? fm.contentsOfDirectory(atPath: root) else { return 0 }
+            var removed = 0
+            var candidates = Set<String>()
+            let stale = Date().addingTimeInterval(-600)
+            for shard in shards where shard.utf8.count == 2 && Self.isHex(shard) {
+                for name in (try? fm.contentsOfDirectory(atPath: root + "/" + shard)) ?? [] {
+                    let path = root + "/" + shard + "/" + name
+                    if name.hasPrefix(".tmp-") {
+                        // An upload still writing is younger than ten minutes.
+                        let modified =
+                            (try? fm.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? .distantPast
+                        if modified < stale, unlink(path) == 0 { removed += 1 }
+                    } else if name.utf8.count == 62, Self.isHex(name) {
+                        candidates.insert(shard + name)
+                    }
+                }
+            }
+            removed += self.collect(candidates)
+            return removed
+        }
+    }
+
+    /// Deletes the files of `hashes` that no photo row names and no write has pinned.
+    /// The check and the unlink happen under the pin lock, so a write cannot pin a file
+    /// between them. Runs on the file queue.
+    @discardableResult
+    private func collect(_ hashes: Set<String>) -> Int {
+        var removed = 0
+        for hash in hashes {
+            pinned.withLock { pinned in
+                guard pinned[hash, default: 0] == 0 else { return }
+                do {
+                    let named = try database.read { db in
+                        try Bool.fetchOne(
+                            db, sql: "SELECT EXISTS (SELECT 1 FROM photo WHERE hash = ? OR thumbHash = ?)",
+                            arguments: [hash, hash]) ?? true
+                    }
+                    if !named, unlink(path(hash)) == 0 { removed += 1 }
+                } catch {
+                    logger.warning("photo sweep could not read the database", metadata: ["error.detail": "\(error)"])
+                }
+            }
+        }
+        return removed
+    }
+
+    // MARK: Files
+
+    private func pin(_ hashes: [String]) {
+        pinned.withLock { for hash in hashes { $0[hash, default: 0] += 1 } }
+    }
+
+    private func unpin(_ hashes: [String]) {
+        pinned.withLock { pinned in
+            for hash in hashes {
+                let count = pinned[hash, default: 0] - 1
+                pinned[hash] = count > 0 ? count : nil
+            }
+        }
+    }
+
+    func path(_ hash: String) -> String {
+        settings.directory + "/" + hash.prefix(2) + "/" + hash.dropFirst(2)
+    }
+
+    /// Writes `data` as `hash` unless it is there: a temporary file in the same directory,
+    /// fsync'ed, renamed into place, then the directory fsync'ed, so a crash leaves either
+    /// the whole file or none under its name.
+    private func writeFile(_ hash: String, _ data: Data) throws {
+        let final = path(hash)
+        if access(final, F_OK) == 0 { return }
+        let shard = settings.directory + "/" + hash.prefix(2)
+        if access(shard, F_OK) != 0 {
+            try FileManager.default.createDirectory(atPath: shard, withIntermediateDirectories: true)
+            try syncDirectory(settings.directory)
+        }
+        let temporary = shard + "/.tmp-" + UUID().uuidString
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw fileError("create", temporary) }
+        var written = 0
+        let ok = data.withUnsafeBytes { raw -> Bool in
+            while written < raw.count {
+                let n = write(fd, raw.baseAddress! + written, raw.count - written)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                written += n
+            }
+            return fsync(fd) == 0
+        }
+        let error = ok ? nil : fileError("write", temporary)
+        close(fd)
+        if let error {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, final) == 0 else {
+            let error = fileError("rename", temporary)
+            unlink(temporary)
+            throw error
+        }
+        try syncDirectory(shard)
+    }
+
+    private func syncDirectory(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw fileError("open", path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw fileError("fsync", path) }
+    }
+
+    private func fileError(_ operation: String, _ path: String) -> any Error {
+        let detail = String(cString: strerror(errno))
+        logger.error(
+            "photo storage failed",
+            metadata: ["file.operation": "\(operation)", "file.path": "\(path)", "error.detail": "\(detail)"])
+        return ServiceError(.internal, "the photo could not be stored")
+    }
+
+    private func onFileQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            files.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    // MARK: Messages
+
+    static func refusal(_ error: ImagingError, thumbnailer: Thumbnailer) -> ServiceError {
+        switch error {
+        case .unsupported(let detail):
+            let got = detail.map { " (got \($0))" } ?? ""
+            return ServiceError.invalid("photo", "not a JPEG, PNG, WebP or HEIC image\(got)")
+        case .damaged(let detail):
+            return ServiceError.invalid("photo", "the image is damaged: \(detail)")
+        case .tooLarge(let width, let height):
+            let megapixels = thumbnailer.maxPixels / 1_000_000
+            return ServiceError.invalid(
+                "photo",
+                "must be at most \(grouped(thumbnailer.maxSide)) px on a side and \(megapixels) megapixels (got \(grouped(width)) × \(grouped(height)))"
+            )
+        case .failed(let detail):
+            return ServiceError(.internal, "the photo could not be processed: \(detail)")
+        }
+    }
+
+    /// `16 MiB`, `17.2 MiB`, `80 KiB`, `512 bytes`.
+    static func size(_ bytes: Int) -> String {
+        func oneDecimal(_ value: Double) -> String {
+            let text = String(format: "%.1f", value)
+            return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+        }
+        if bytes >= 1 << 20 { return oneDecimal(Double(bytes) / Double(1 << 20)) + " MiB" }
+        if bytes >= 1 << 10 { return oneDecimal(Double(bytes) / Double(1 << 10)) + " KiB" }
+        return "\(bytes) bytes"
+    }
+
+    static func grouped(_ value: Int) -> String {
+        let digits = String(value)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return out
+    }
+
+    static func isHex(_ text: String) -> Bool {
+        text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+}
+
+/// Sweeps the photo directory at start-up and every `interval`, so files left by a crash
+/// or by an account's deletion do not stay.
+struct PhotoSweeper: Service {
+    let store: PhotoStore
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                let removed = try await store.sweep()
+                if removed > 0 {
+                    logger.info("photo sweep removed orphan files", metadata: ["photo.removed": "\(removed)"])
+                }
+            } catch {
+                logger.warning("photo sweep failed", metadata: ["error.detail": "\(error)"])
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+}

@@ -1,0 +1,208 @@
+// The conditions of one catch: raw hourly values at the catch hour with the buckets derived
+// from them (Buckets, Moon, Tide), and the one-line summary the catch list shows. This is
+// what `conditions.ready` carries and `weather.get` answers; docs/weather-buckets.md
+// documents every field.
+import Foundation
+import Wire
+
+public struct Conditions: Codable, Sendable, Equatable {
+    /// forecast | archive: which Open-Meteo API answered.
+    public var source: String
+    /// The UTC hour the values are for: the catch time rounded to the nearest hour.
+    public var hour: Date
+    /// The place asked for, rounded to 2 decimals (about 1 km).
+    public var latitude: Double
+    public var longitude: Double
+
+    public var temperatureC: Double?
+    public var temperatureBand: String?
+    public var pressureHpa: Double?
+    public var pressureBand: String?
+    /// Pressure at the catch hour minus 3 hours earlier, hPa, one decimal.
+    public var pressureChange3h: Double?
+    public var pressureTrend: String?
+    public var windSpeedKmh: Double?
+    public var windDirectionDeg: Double?
+    public var beaufort: Int?
+    public var windDirection: String?
+    public var cloudCoverPercent: Double?
+    public var precipitationMm: Double?
+    public var weatherCode: Int?
+    public var sky: String?
+    public var skyDescription: String?
+    public var isDay: Bool?
+    public var timeOfDay: String?
+
+    public var moonPhase: String
+    public var moonAgeDays: Double
+    public var moonIllumination: Double
+
+    /// measured | none (no sea here: freshwater or inland) | skipped (a freshwater catch) |
+    /// unavailable (the marine API refused or kept failing; see `tideNote`).
+    public var tide: String
+    public var tideNote: String?
+    public var tideHeightM: Double?
+    public var tidePhase: String?
+    public var tideHeightBand: String?
+
+    /// "14°C, overcast, wind 3 Bft SW, pressure 1016 hPa rising slowly, rising tide"; parts
+    /// whose values are missing are left out.
+    public var summary: String {
+        var parts: [String] = []
+        if let temperatureC { parts.append("\(Int(temperatureC.rounded()))°C") }
+        if let skyDescription { parts.append(skyDescription) }
+        if let beaufort {
+            parts.append("wind \(beaufort) Bft" + (windDirection.map { " \($0)" } ?? ""))
+        }
+        if let pressureHpa {
+            parts.append("pressure \(Int(pressureHpa.rounded())) hPa" + (pressureTrend.map { " \($0)" } ?? ""))
+        }
+        if let tidePhase { parts.append("\(tidePhase) tide") }
+        return parts.isEmpty ? "no weather values for that hour" : parts.joined(separator: ", ")
+    }
+}
+
+/// What the weather APIs said about the hours around a catch; cached per place and hour.
+struct WeatherSlice: Codable, Sendable, Equatable {
+    struct Hour: Codable, Sendable, Equatable {
+        var temperature: Double?
+        var pressure: Double?
+        var windSpeed: Double?
+        var windDirection: Double?
+        var cloudCover: Double?
+        var precipitation: Double?
+        var weatherCode: Double?
+        var isDay: Double?
+
+        var isEmpty: Bool { temperature == nil && pressure == nil && windSpeed == nil && weatherCode == nil }
+    }
+
+    var source: String
+    /// The catch hour (Unix seconds).
+    var hour: Int64
+    /// Three hours before, the catch hour, the hour after: offsets -3 … +1.
+    var hours: [Hour]
+
+    func at(_ offset: Int) -> Hour? {
+        let index = offset + 3
+        return hours.indices.contains(index) ? hours[index] : nil
+    }
+
+    init(source: String, hour: Int64, hours: [Hour]) {
+        self.source = source
+        self.hour = hour
+        self.hours = hours
+    }
+
+    init(source: String, hour: Int64, series: HourlySeries) {
+        self.source = source
+        self.hour = hour
+        hours = (-3...1).map { offset in
+            let t = hour + Int64(offset) * 3600
+            return Hour(
+                temperature: series.value("temperature_2m", at: t), pressure: series.value("pressure_msl", at: t),
+                windSpeed: series.value("wind_speed_10m", at: t), windDirection: series.value("wind_direction_10m", at: t),
+                cloudCover: series.value("cloud_cover", at: t), precipitation: series.value("precipitation", at: t),
+                weatherCode: series.value("weather_code", at: t), isDay: series.value("is_day", at: t))
+        }
+    }
+}
+
+/// What the marine API said: the sea level around the catch hour and the day's range, or
+/// why there is none.
+struct TideSlice: Codable, Sendable, Equatable {
+    var before: Double?
+    var at: Double?
+    var after: Double?
+    var low: Double?
+    var high: Double?
+    /// Set when the marine API refused the request (a date before its data starts).
+    var refused: String?
+
+    init(before: Double? = nil, at: Double? = nil, after: Double? = nil, low: Double? = nil, high: Double? = nil, refused: String? = nil) {
+        self.before = before
+        self.at = at
+        self.after = after
+        self.low = low
+        self.high = high
+        self.refused = refused
+    }
+
+    init(hour: Int64, series: HourlySeries) {
+        let v = OpenMeteo.tideVariable
+        before = series.value(v, at: hour - 3600)
+        at = series.value(v, at: hour)
+        after = series.value(v, at: hour + 3600)
+        let present = series.present(v)
+        low = present.min()
+        high = present.max()
+    }
+}
+
+/// How the tide part of a catch's conditions came about.
+enum TideInput: Sendable {
+    case slice(TideSlice)
+    /// A freshwater catch: the marine API is not asked.
+    case skipped
+    /// The marine API kept failing; the weather is published without tide.
+    case failed(String)
+}
+
+extension Conditions {
+    init(weather: WeatherSlice, tide: TideInput, latitude: Double, longitude: Double, at date: Date) {
+        let now = weather.at(0) ?? WeatherSlice.Hour()
+        source = weather.source
+        hour = Date(timeIntervalSince1970: TimeInterval(weather.hour))
+        self.latitude = latitude
+        self.longitude = longitude
+        temperatureC = now.temperature
+        temperatureBand = now.temperature.map(Buckets.temperatureBand)
+        pressureHpa = now.pressure
+        pressureBand = now.pressure.map(Buckets.pressureBand)
+        if let p = now.pressure, let earlier = weather.at(-3)?.pressure {
+            let change = p - earlier
+            pressureChange3h = (change * 10).rounded(.toNearestOrAwayFromZero) / 10
+            pressureTrend = Buckets.pressureTrend(change: change)
+        }
+        windSpeedKmh = now.windSpeed
+        windDirectionDeg = now.windDirection
+        beaufort = now.windSpeed.map { Buckets.beaufort(kmh: $0) }
+        windDirection = now.windDirection.map { Buckets.compass(degrees: $0) }
+        cloudCoverPercent = now.cloudCover
+        precipitationMm = now.precipitation
+        weatherCode = now.weatherCode.map { Int($0) }
+        sky = weatherCode.map { Buckets.sky(weatherCode: $0) }
+        skyDescription = weatherCode.map { Buckets.skyDescription(weatherCode: $0) }
+        isDay = now.isDay.map { $0 >= 0.5 }
+        timeOfDay = Buckets.timeOfDay(
+            before: weather.at(-1)?.isDay.map { $0 >= 0.5 }, at: isDay, after: weather.at(1)?.isDay.map { $0 >= 0.5 })
+        let moon = MoonPhase(at: date)
+        moonPhase = moon.name
+        moonAgeDays = (moon.age * 100).rounded() / 100
+        moonIllumination = (moon.illumination * 1000).rounded() / 1000
+        switch tide {
+        case .skipped:
+            self.tide = "skipped"
+            tideNote = "freshwater catch: no tide"
+        case .failed(let reason):
+            self.tide = "unavailable"
+            tideNote = reason
+        case .slice(let slice):
+            if let refused = slice.refused {
+                self.tide = "unavailable"
+                tideNote = refused
+            } else if let reading = Tide.reading(
+                before: slice.before, at: slice.at, after: slice.after,
+                range: slice.low.flatMap { low in slice.high.map { (low, $0) } })
+            {
+                self.tide = "measured"
+                tideHeightM = reading.heightM
+                tidePhase = reading.phase
+                tideHeightBand = reading.heightBand
+            } else {
+                self.tide = "none"
+                tideNote = "no tide here (the marine model has no sea level for this place)"
+            }
+        }
+    }
+}

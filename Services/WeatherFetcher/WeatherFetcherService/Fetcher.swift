@@ -1,0 +1,197 @@
+// Fetching the conditions for a place and time: the forecast API for recent catches, the
+// archive for older ones, the marine API for tide, each answer cached per rounded place
+// (2 decimals, about 1 km) and hour so a second catch there and then costs no call. Every
+// call passes the rate limiter. Failures come out as `FetchFailure`.
+import Foundation
+import GRDB
+import Logging
+import Runtime
+import Wire
+
+final class Fetcher: Sendable {
+    /// ERA5, behind the archive API, starts on 1940-01-01.
+    static let earliest = Date(timeIntervalSince1970: TimeInterval(OpenMeteo.days(fromCivil: 1940, 1, 1) * 86400))
+
+    enum TideMode: Sendable {
+        /// Ask the marine API (unless the catch is freshwater).
+        case fetch
+        /// Retries are exhausted: publish the weather alone if it is cached, without asking
+        /// anyone again.
+        case giveUp(reason: String)
+    }
+
+    let settings: WeatherFetcherSettings
+    let http: HTTPClient
+    let limiter: RateLimiter
+    let cache: ProviderCache
+    let logger: Logger
+
+    init(settings: WeatherFetcherSettings, cache: ProviderCache, logger: Logger) {
+        self.settings = settings
+        http = HTTPClient(timeout: settings.httpTimeout)
+        limiter = RateLimiter(perMinute: settings.callsPerMinute)
+        self.cache = cache
+        self.logger = logger
+    }
+
+    /// Checks what no provider could answer: the coordinates and the date.
+    static func validate(latitude: Double, longitude: Double, at: Date) throws(FetchFailure) {
+        guard (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+            throw .rejected(reason: "the place \(latitude), \(longitude) is not on Earth")
+        }
+        guard at >= earliest else {
+            throw .rejected(reason: "no weather records before 1940 (the catch is from \(OpenMeteo.day(at)))")
+        }
+    }
+
+    func conditions(latitude: Double, longitude: Double, at: Date, water: String?, tide mode: TideMode = .fetch)
+        async throws -> Conditions
+    {
+        try Self.validate(latitude: latitude, longitude: longitude, at: at)
+        let place = Place(latitude: latitude, longitude: longitude)
+        let hour = Int64((at.timeIntervalSince1970 / 3600).rounded(.toNearestOrAwayFromZero)) * 3600
+        let weather: WeatherSlice
+        let tide: TideInput
+        switch mode {
+        case .fetch:
+            weather = try await weatherSlice(place, hour: hour, at: at)
+            tide = water == "fresh" ? .skipped : .slice(try await tideSlice(place, hour: hour))
+        case .giveUp(let reason):
+            guard let cached = try await cache.weather(place, hour: hour) else { throw FetchFailure.transient(reason) }
+            weather = cached
+            if water == "fresh" {
+                tide = .skipped
+            } else if let slice = try await cache.tide(place, hour: hour) {
+                tide = .slice(slice)
+            } else {
+                tide = .failed("tide unavailable: \(reason)")
+            }
+        }
+        return Conditions(weather: weather, tide: tide, latitude: place.latitude, longitude: place.longitude, at: at)
+    }
+
+    private func weatherSlice(_ place: Place, hour: Int64, at: Date) async throws -> WeatherSlice {
+        if let cached = try await cache.weather(place, hour: hour) { return cached }
+        let recent = at >= settings.now().addingTimeInterval(-Double(settings.recentDays) * 86400)
+        let source = recent ? "forecast" : "archive"
+        let series = try await get(
+            base: recent ? settings.forecastURL : settings.archiveURL, place: place, hour: hour,
+            variables: OpenMeteo.weatherVariables, api: source)
+        let slice = WeatherSlice(source: source, hour: hour, series: series)
+        guard let now = slice.at(0), !now.isEmpty else {
+            // The archive lags about 5 days; values may still come.
+            throw FetchFailure.transient("\(source): no weather values yet for \(WireTime.format(Date(timeIntervalSince1970: TimeInterval(hour))))")
+        }
+        try await cache.store(weather: slice, place, hour: hour)
+        return slice
+    }
+
+    private func tideSlice(_ place: Place, hour: Int64) async throws -> TideSlice {
+        if let cached = try await cache.tide(place, hour: hour) { return cached }
+        let slice: TideSlice
+        do {
+            let series = try await get(
+                base: settings.marineURL, place: place, hour: hour, variables: [OpenMeteo.tideVariable], api: "marine")
+            slice = TideSlice(hour: hour, series: series)
+        } catch FetchFailure.rejected(let reason) {
+            // The weather is still worth publishing: tide is marked unavailable with the reason.
+            slice = TideSlice(refused: "marine: \(reason)")
+        }
+        try await cache.store(tide: slice, place, hour: hour)
+        return slice
+    }
+
+    private func get(base: String, place: Place, hour: Int64, variables: [String], api: String) async throws
+        -> HourlySeries
+    {
+        let start = Date(timeIntervalSince1970: TimeInterval(hour - 3 * 3600))
+        let end = Date(timeIntervalSince1970: TimeInterval(hour + 3600))
+        guard
+            let url = OpenMeteo.url(
+                base: base, latitude: place.latitude, longitude: place.longitude, hourly: variables, from: start, to: end)
+        else { throw FetchFailure.rejected(reason: "\(api): the configured URL \"\(base)\" is not valid") }
+        try await limiter.acquire()
+        let response: HTTPResponse
+        do {
+            response = try await http.get(url)
+        } catch let error as HTTPError {
+            throw FetchFailure.transient("\(api): \(error)")
+        }
+        do throws(FetchFailure) {
+            let series = try OpenMeteo.parse(response)
+            logger.debug("fetched", metadata: ["http.api": "\(api)", "http.status": "\(response.status)"])
+            return series
+        } catch {
+            switch error {
+            case .rateLimited(let retryAfter):
+                limiter.pause(for: retryAfter ?? settings.rateLimitPause)
+                throw error
+            case .transient(let detail):
+                throw FetchFailure.transient("\(api): \(detail)")
+            case .rejected:
+                throw error
+            }
+        }
+    }
+}
+
+/// A place rounded to 2 decimals (about 1 km): the cache key and what the providers are asked.
+struct Place: Sendable, Hashable {
+    var latitudeKey: Int
+    var longitudeKey: Int
+
+    init(latitude: Double, longitude: Double) {
+        latitudeKey = Int((latitude * 100).rounded(.toNearestOrAwayFromZero))
+        longitudeKey = Int((longitude * 100).rounded(.toNearestOrAwayFromZero))
+    }
+
+    var latitude: Double { Double(latitudeKey) / 100 }
+    var longitude: Double { Double(longitudeKey) / 100 }
+}
+
+/// Provider answers per place and hour, in the service's database so a restart keeps them.
+/// Public weather for a place, not a user's data: `user.deleted` leaves it.
+struct ProviderCache: Sendable {
+    let writer: any DatabaseWriter
+
+    func weather(_ place: Place, hour: Int64) async throws -> WeatherSlice? {
+        try await load("weather", place, hour)
+    }
+
+    func tide(_ place: Place, hour: Int64) async throws -> TideSlice? {
+        try await load("marine", place, hour)
+    }
+
+    func store(weather: WeatherSlice, _ place: Place, hour: Int64) async throws {
+        try await save("weather", place, hour, weather)
+    }
+
+    func store(tide: TideSlice, _ place: Place, hour: Int64) async throws {
+        try await save("marine", place, hour, tide)
+    }
+
+    private func load<T: Decodable>(_ kind: String, _ place: Place, _ hour: Int64) async throws -> T? {
+        let data = try await writer.read { db in
+            try Data.fetchOne(
+                db,
+                sql: "SELECT data FROM providerCache WHERE kind = ? AND latitudeKey = ? AND longitudeKey = ? AND hour = ?",
+                arguments: [kind, place.latitudeKey, place.longitudeKey, hour])
+        }
+        // An entry this version cannot read is treated as missing and fetched again.
+        return data.flatMap { try? JSONDecoder().decode(T.self, from: $0) }
+    }
+
+    private func save(_ kind: String, _ place: Place, _ hour: Int64, _ value: some Encodable & Sendable) async throws {
+        let data = try JSONEncoder().encode(value)
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO providerCache (kind, latitudeKey, longitudeKey, hour, data, fetchedAt)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (kind, latitudeKey, longitudeKey, hour) DO UPDATE SET
+                        data = excluded.data, fetchedAt = excluded.fetchedAt
+                    """,
+                arguments: [kind, place.latitudeKey, place.longitudeKey, hour, data, Date().timeIntervalSince1970])
+        }
+    }
+}

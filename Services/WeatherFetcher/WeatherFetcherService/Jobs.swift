@@ -1,0 +1,250 @@
+// The weather-fetcher's database: one fetch job per catch (it is also where the catch's
+// conditions are kept once fetched) and the provider cache. Jobs are created by the
+// records-event consumer in the same transaction as its checkpoint, so an event is turned
+// into exactly one job whatever crashes; results are stored with their outbox event in one
+// transaction, and only if the job was not changed or deleted while it was being fetched
+// (`revision`).
+import Foundation
+import GRDB
+import Storage
+import Wire
+
+enum JobState: String, Codable, Sendable {
+    case pending, ready, unavailable
+}
+
+struct Job: Sendable, Equatable {
+    var catchId: String
+    var userId: String
+    var latitude: Double
+    var longitude: Double
+    var at: Date
+    var water: String?
+    var revision: Int64
+    var attempts: Int
+    var queuedAt: Date
+
+    init(row: Row) {
+        catchId = row["catchId"]
+        userId = row["userId"]
+        latitude = row["latitude"]
+        longitude = row["longitude"]
+        at = Date(timeIntervalSince1970: row["at"])
+        water = row["water"]
+        revision = row["revision"]
+        attempts = row["attempts"]
+        queuedAt = Date(timeIntervalSince1970: row["queuedAt"])
+    }
+}
+
+/// `conditions.ready` data.
+struct ConditionsReady: Codable, Sendable {
+    var catchId: String
+    var summary: String
+    var conditions: Conditions
+}
+
+/// `conditions.unavailable` data.
+struct ConditionsUnavailable: Codable, Sendable {
+    var catchId: String
+    var reason: String
+}
+
+enum Jobs {
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("weather.v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE fetchJob (
+                        catchId TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        latitude DOUBLE NOT NULL,
+                        longitude DOUBLE NOT NULL,
+                        at DOUBLE NOT NULL,
+                        water TEXT,
+                        state TEXT NOT NULL CHECK (state IN ('pending', 'ready', 'unavailable')),
+                        revision INTEGER NOT NULL CHECK (revision >= 1),
+                        attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                        nextAttemptAt DOUBLE,
+                        queuedAt DOUBLE NOT NULL,
+                        lastError TEXT,
+                        reason TEXT,
+                        summary TEXT,
+                        conditions BLOB,
+                        updatedAt DOUBLE NOT NULL,
+                        CHECK ((state = 'pending') = (nextAttemptAt IS NOT NULL)),
+                        CHECK (state <> 'ready' OR (summary IS NOT NULL AND conditions IS NOT NULL)),
+                        CHECK (state <> 'unavailable' OR reason IS NOT NULL)
+                    );
+                    CREATE INDEX fetchJob_due ON fetchJob (nextAttemptAt) WHERE state = 'pending';
+                    CREATE INDEX fetchJob_user ON fetchJob (userId);
+                    CREATE TABLE providerCache (
+                        kind TEXT NOT NULL CHECK (kind IN ('weather', 'marine')),
+                        latitudeKey INTEGER NOT NULL,
+                        longitudeKey INTEGER NOT NULL,
+                        hour INTEGER NOT NULL,
+                        data BLOB NOT NULL,
+                        fetchedAt DOUBLE NOT NULL,
+                        PRIMARY KEY (kind, latitudeKey, longitudeKey, hour)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        return migrator
+    }()
+
+    // MARK: Writes from the records consumer (inside its checkpointed transaction)
+
+    /// A catch to fetch conditions for. A catch already known keeps its job (and its
+    /// result) unless the place, time or water changed, in which case it starts again.
+    /// - Returns: whether a fetch was (re)queued.
+    @discardableResult
+    static func enqueue(
+        _ db: Database, catchId: String, userId: String, latitude: Double, longitude: Double, at: Date, water: String?,
+        now: Date
+    ) throws -> Bool {
+        if let row = try Row.fetchOne(
+            db, sql: "SELECT userId, latitude, longitude, at, water FROM fetchJob WHERE catchId = ?", arguments: [catchId])
+        {
+            let same =
+                (row["userId"] as String) == userId && (row["latitude"] as Double) == latitude
+                && (row["longitude"] as Double) == longitude && (row["at"] as Double) == at.timeIntervalSince1970
+                && (row["water"] as String?) == water
+            if same { return false }
+            try db.execute(
+                sql: """
+                    UPDATE fetchJob SET userId = ?, latitude = ?, longitude = ?, at = ?, water = ?, state = 'pending',
+                        revision = revision + 1, attempts = 0, nextAttemptAt = ?, queuedAt = ?, lastError = NULL,
+                        reason = NULL, summary = NULL, conditions = NULL, updatedAt = ?
+                    WHERE catchId = ?
+                    """,
+                arguments: [
+                    userId, latitude, longitude, at.timeIntervalSince1970, water, now.timeIntervalSince1970,
+                    now.timeIntervalSince1970, now.timeIntervalSince1970, catchId,
+                ])
+            return true
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO fetchJob (catchId, userId, latitude, longitude, at, water, state, revision, attempts,
+                    nextAttemptAt, queuedAt, updatedAt)
+                VALUES (?, ?, ?, ?, ?, ?, 'pending', 1, 0, ?, ?, ?)
+                """,
+            arguments: [
+                catchId, userId, latitude, longitude, at.timeIntervalSince1970, water, now.timeIntervalSince1970,
+                now.timeIntervalSince1970, now.timeIntervalSince1970,
+            ])
+        return true
+    }
+
+    static func exists(_ db: Database, catchId: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM fetchJob WHERE catchId = ?)", arguments: [catchId])
+            ?? false
+    }
+
+    /// A deleted catch: its job and its conditions go.
+    static func delete(_ db: Database, catchId: String) throws {
+        try db.execute(sql: "DELETE FROM fetchJob WHERE catchId = ?", arguments: [catchId])
+    }
+
+    /// A deleted account: every job and result of that user goes.
+    static func purge(_ db: Database, userId: String) throws {
+        try db.execute(sql: "DELETE FROM fetchJob WHERE userId = ?", arguments: [userId])
+        try Idempotency.purge(db, principal: userId)
+    }
+
+    // MARK: The job runner
+
+    static func due(_ db: Database, now: Date, limit: Int) throws -> [Job] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM fetchJob WHERE state = 'pending' AND nextAttemptAt <= ?
+                ORDER BY nextAttemptAt, catchId LIMIT ?
+                """,
+            arguments: [now.timeIntervalSince1970, limit]
+        ).map(Job.init(row:))
+    }
+
+    /// When the next pending job is due, nil when none is pending.
+    static func nextDue(_ db: Database) throws -> Date? {
+        try Double.fetchOne(db, sql: "SELECT MIN(nextAttemptAt) FROM fetchJob WHERE state = 'pending'")
+            .map { Date(timeIntervalSince1970: $0) }
+    }
+
+    /// Stores the conditions and appends `conditions.ready`, unless the job changed meanwhile.
+    static func complete(_ db: Database, job: Job, conditions: Conditions, now: Date) throws -> Bool {
+        let summary = conditions.summary
+        try db.execute(
+            sql: """
+                UPDATE fetchJob SET state = 'ready', nextAttemptAt = NULL, summary = ?, conditions = ?, reason = NULL,
+                    updatedAt = ?
+                WHERE catchId = ? AND revision = ? AND state = 'pending'
+                """,
+            arguments: [summary, try WireCoding.encode(conditions), now.timeIntervalSince1970, job.catchId, job.revision])
+        guard db.changesCount == 1 else { return false }
+        try Outbox.append(
+            db, type: WeatherEvents.conditionsReady, userId: job.userId,
+            data: ConditionsReady(catchId: job.catchId, summary: summary, conditions: conditions), at: now)
+        return true
+    }
+
+    /// Marks the job unavailable and appends `conditions.unavailable`, unless it changed.
+    static func giveUp(_ db: Database, job: Job, reason: String, now: Date) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE fetchJob SET state = 'unavailable', nextAttemptAt = NULL, reason = ?, updatedAt = ?
+                WHERE catchId = ? AND revision = ? AND state = 'pending'
+                """,
+            arguments: [reason, now.timeIntervalSince1970, job.catchId, job.revision])
+        guard db.changesCount == 1 else { return false }
+        try Outbox.append(
+            db, type: WeatherEvents.conditionsUnavailable, userId: job.userId,
+            data: ConditionsUnavailable(catchId: job.catchId, reason: reason), at: now)
+        return true
+    }
+
+    /// Schedules another attempt.
+    static func retry(_ db: Database, job: Job, attempts: Int, at next: Date, error: String, now: Date) throws {
+        try db.execute(
+            sql: """
+                UPDATE fetchJob SET attempts = ?, nextAttemptAt = ?, lastError = ?, updatedAt = ?
+                WHERE catchId = ? AND revision = ? AND state = 'pending'
+                """,
+            arguments: [
+                attempts, next.timeIntervalSince1970, error, now.timeIntervalSince1970, job.catchId, job.revision,
+            ])
+    }
+
+    // MARK: Reads for methods
+
+    struct Status: Codable, Sendable {
+        var catchId: String
+        var status: JobState
+        var reason: String?
+        var summary: String?
+        var conditions: Conditions?
+        /// Failed attempts so far (while pending).
+        var attempts: Int
+        /// The last failure while pending, for operators and the curious.
+        var lastError: String?
+    }
+
+    static func status(_ db: Database, userId: String, catchId: String) throws -> Status? {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM fetchJob WHERE catchId = ? AND userId = ?", arguments: [catchId, userId])
+        else { return nil }
+        let state = JobState(rawValue: row["state"]) ?? .pending
+        let conditions = (row["conditions"] as Data?).flatMap { try? WireCoding.decode(Conditions.self, from: $0) }
+        return Status(
+            catchId: catchId, status: state, reason: row["reason"], summary: row["summary"], conditions: conditions,
+            attempts: row["attempts"], lastError: state == .pending ? row["lastError"] : nil)
+    }
+}
+
+/// The events this service publishes.
+public enum WeatherEvents {
+    public static let conditionsReady = "conditions.ready"
+    public static let conditionsUnavailable = "conditions.unavailable"
+}

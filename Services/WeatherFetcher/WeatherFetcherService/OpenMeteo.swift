@@ -1,0 +1,145 @@
+// Open-Meteo's hourly answers (forecast, archive, marine share one shape, EXTERNAL_APIS.md):
+// building the request URL and reading the answer. Every way an answer can be wrong maps
+// to a `FetchFailure` saying whether trying again can help.
+import Foundation
+import Runtime
+import Wire
+
+/// Why a fetch did not produce data, and what to do about it.
+public enum FetchFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The provider refused the request itself (HTTP 400 `{"error":true,"reason":…}`, a date
+    /// before 1940): asking again gives the same answer.
+    case rejected(reason: String)
+    /// HTTP 429 or a "too many requests" answer: everyone slows down.
+    case rateLimited(retryAfter: Duration?)
+    /// A timeout, a refused connection, HTTP 5xx, malformed or truncated JSON: try later.
+    case transient(String)
+
+    public var description: String {
+        switch self {
+        case .rejected(let reason): reason
+        case .rateLimited: "the weather provider asks us to slow down (too many requests)"
+        case .transient(let detail): detail
+        }
+    }
+}
+
+/// An hourly series: UTC hour start (Unix seconds) → the values of each variable.
+struct HourlySeries: Sendable {
+    var times: [Int64]
+    var values: [String: [Double?]]
+
+    func value(_ variable: String, at hour: Int64) -> Double? {
+        guard let index = times.firstIndex(of: hour), let column = values[variable], index < column.count else {
+            return nil
+        }
+        return column[index]
+    }
+
+    /// Every non-null value of a variable.
+    func present(_ variable: String) -> [Double] { (values[variable] ?? []).compactMap { $0 } }
+}
+
+enum OpenMeteo {
+    static let weatherVariables = [
+        "temperature_2m", "pressure_msl", "wind_speed_10m", "wind_direction_10m", "cloud_cover", "precipitation",
+        "weather_code", "is_day",
+    ]
+    static let tideVariable = "sea_level_height_msl"
+
+    /// `base?latitude=…&longitude=…&hourly=…&timezone=GMT&start_date=…&end_date=…`
+    static func url(base: String, latitude: Double, longitude: Double, hourly: [String], from start: Date, to end: Date)
+        -> URL?
+    {
+        guard var components = URLComponents(string: base) else { return nil }
+        var items = components.queryItems ?? []
+        items += [
+            URLQueryItem(name: "latitude", value: coordinate(latitude)),
+            URLQueryItem(name: "longitude", value: coordinate(longitude)),
+            URLQueryItem(name: "hourly", value: hourly.joined(separator: ",")),
+            URLQueryItem(name: "timezone", value: "GMT"),
+            URLQueryItem(name: "start_date", value: day(start)),
+            URLQueryItem(name: "end_date", value: day(end)),
+        ]
+        components.queryItems = items
+        return components.url
+    }
+
+    static func coordinate(_ value: Double) -> String { String(format: "%.2f", value) }
+
+    /// `yyyy-MM-dd` in UTC.
+    static func day(_ date: Date) -> String {
+        let (y, m, d) = civil(fromDays: Int64((date.timeIntervalSince1970 / 86400).rounded(.down)))
+        return String(format: "%04d-%02d-%02d", y, m, d)
+    }
+
+    /// Reads an answer: the series on success, otherwise why not.
+    static func parse(_ response: HTTPResponse) throws(FetchFailure) -> HourlySeries {
+        let text = String(decoding: response.body.prefix(2000), as: UTF8.self)
+        let json = try? JSONValue.parse(response.body)
+        let reason = json?["reason"]?.stringValue
+        if response.status == 429 || text.lowercased().contains("too many requests") {
+            let seconds = response.headers["retry-after"].flatMap(Double.init)
+            throw .rateLimited(retryAfter: seconds.map { .milliseconds(Int64($0 * 1000)) })
+        }
+        if response.status == 400 || (response.status == 200 && json?["error"]?.boolValue == true) {
+            throw .rejected(reason: reason ?? "the weather provider refused the request (HTTP \(response.status))")
+        }
+        guard response.status == 200 else {
+            throw .transient("HTTP \(response.status)" + (reason.map { ": \($0)" } ?? ""))
+        }
+        guard let json else {
+            throw .transient("malformed or truncated JSON (\(response.body.count) bytes)")
+        }
+        guard let hourly = json["hourly"]?.objectValue, let rawTimes = hourly["time"]?.arrayValue else {
+            throw .transient("malformed answer: no hourly.time")
+        }
+        let offset = Int64(json["utc_offset_seconds"]?.doubleValue ?? 0)
+        var times: [Int64] = []
+        times.reserveCapacity(rawTimes.count)
+        for raw in rawTimes {
+            guard let text = raw.stringValue, let local = parseHour(text) else {
+                throw .transient("malformed answer: hourly.time has \(raw.jsonText)")
+            }
+            times.append(local - offset)
+        }
+        var values: [String: [Double?]] = [:]
+        for (name, column) in hourly where name != "time" {
+            // A column that is not an array is treated as missing; non-numbers read as null.
+            values[name] = column.arrayValue?.map { $0.doubleValue }
+        }
+        return HourlySeries(times: times, values: values)
+    }
+
+    /// `2026-05-01T14:00` (no offset) → Unix seconds as if UTC.
+    static func parseHour(_ text: String) -> Int64? {
+        let parts = text.split(whereSeparator: { $0 == "-" || $0 == "T" || $0 == ":" })
+        guard parts.count >= 4, let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]),
+            let h = Int64(parts[3]), (1...12).contains(m), (1...31).contains(d), (0...23).contains(h)
+        else { return nil }
+        let minutes = parts.count >= 5 ? Int64(parts[4]) ?? 0 : 0
+        return days(fromCivil: y, m, d) * 86400 + h * 3600 + minutes * 60
+    }
+
+    // Howard Hinnant's civil-calendar algorithms (proleptic Gregorian, no Calendar needed).
+    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146097 + doe - 719468
+    }
+
+    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719468
+        let era = (z >= 0 ? z : z - 146096) / 146097
+        let doe = z - era * 146097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
+    }
+}

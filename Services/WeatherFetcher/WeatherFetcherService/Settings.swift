@@ -1,0 +1,70 @@
+// The weather-fetcher's settings: provider URLs (LOGBOOK_WEATHER_FETCHER_*), HTTP timeout,
+// rate limit and retry policy. Defaults are the real Open-Meteo endpoints and the policy in
+// docs/protocol-weather.md; tests shorten the delays and inject the clock.
+import Foundation
+import Runtime
+
+public struct WeatherFetcherSettings: Sendable {
+    public var forecastURL = "https://api.open-meteo.com/v1/forecast"
+    public var archiveURL = "https://archive-api.open-meteo.com/v1/archive"
+    public var marineURL = "https://marine-api.open-meteo.com/v1/marine"
+    /// Per HTTP request (whole seconds; see `HTTPClient`).
+    public var httpTimeout: Duration = .seconds(10)
+    /// Catches newer than this use the forecast API, older ones the archive.
+    public var recentDays = 90
+    /// Retry delay after the first failure, doubled per failure up to `backoffMax`.
+    public var backoffBase: Duration = .seconds(5)
+    public var backoffMax: Duration = .seconds(30 * 60)
+    /// A job gives up (`conditions.unavailable`) after this many failed attempts…
+    public var maxAttempts = 100
+    /// …or once it has been waiting this long, whichever comes first.
+    public var maxAge: Duration = .seconds(48 * 3600)
+    /// Outbound calls per minute across the whole service (Open-Meteo allows 600).
+    public var callsPerMinute = 600
+    /// How long everyone waits after a 429 / "too many requests" without Retry-After.
+    public var rateLimitPause: Duration = .seconds(60)
+    /// Jobs fetched at the same time.
+    public var concurrency = 4
+    /// The longest the job runner sleeps without looking for due jobs.
+    public var idlePoll: Duration = .seconds(5)
+    /// The clock jobs are scheduled by (injected in tests).
+    public var now: @Sendable () -> Date = { Date() }
+    /// 0…1; the back-off delay is scaled by 0.5 + 0.5 × jitter ("equal jitter").
+    public var jitter: @Sendable () -> Double = { Double.random(in: 0...1) }
+
+    public init() {}
+
+    /// Reads LOGBOOK_WEATHER_FETCHER_{FORECAST_URL, ARCHIVE_URL, MARINE_URL,
+    /// HTTP_TIMEOUT_SECONDS, CALLS_PER_MINUTE, MAX_ATTEMPTS}.
+    public init(configuration: StackConfiguration) throws {
+        let service = WeatherFetcher.name
+        func url(_ name: String, _ fallback: String) throws -> String {
+            guard let value = configuration.setting(service, name) else { return fallback }
+            guard let parsed = URL(string: value), parsed.scheme == "http" || parsed.scheme == "https" else {
+                throw ConfigurationError("LOGBOOK_WEATHER_FETCHER_\(name) must be an http(s) URL (got \"\(value)\")")
+            }
+            return value
+        }
+        func positive(_ name: String) throws -> Int? {
+            guard let value = configuration.setting(service, name) else { return nil }
+            guard let number = Int(value), number > 0 else {
+                throw ConfigurationError("LOGBOOK_WEATHER_FETCHER_\(name) must be a whole number above 0 (got \"\(value)\")")
+            }
+            return number
+        }
+        forecastURL = try url("FORECAST_URL", forecastURL)
+        archiveURL = try url("ARCHIVE_URL", archiveURL)
+        marineURL = try url("MARINE_URL", marineURL)
+        if let seconds = try positive("HTTP_TIMEOUT_SECONDS") { httpTimeout = .seconds(seconds) }
+        if let calls = try positive("CALLS_PER_MINUTE") { callsPerMinute = calls }
+        if let attempts = try positive("MAX_ATTEMPTS") { maxAttempts = attempts }
+    }
+
+    /// The delay before attempt `failures + 1`: base × 2^(failures − 1), capped, jittered.
+    func backoff(afterFailures failures: Int) -> Duration {
+        let exponent = min(max(failures - 1, 0), 30)
+        let raw = backoffBase * (1 << exponent)
+        let capped = min(raw, backoffMax)
+        return capped * (0.5 + 0.5 * min(max(jitter(), 0), 1))
+    }
+}

@@ -1,0 +1,139 @@
+// The weather-fetcher service assembled: its database, the job runner, the methods
+// (`weather.get`, `weather.conditions.get`) and the consumers of records' and auth's
+// events. `build(configuration:logger:)` is what the executable runs; tests build a
+// `WeatherFetcher` directly with an in-process transport, a stub HTTP server and short
+// delays.
+import Foundation
+import GRDB
+import Logging
+import Runtime
+import ServiceLifecycle
+import Storage
+import Wire
+
+public final class WeatherFetcher: Sendable {
+    public static let name = "weather-fetcher"
+
+    public let host: ServiceHost
+    public let settings: WeatherFetcherSettings
+    /// The fetch loop; run it with the host's services.
+    public let runner: JobRunner
+    let fetcher: Fetcher
+    let handlers: EventHandlers
+
+    /// - Parameter eventsEndpoint: where to publish `conditions.*`; nil publishes nothing
+    ///   (tests read the outbox with `events.since`).
+    public init(
+        database: DatabaseSettings, settings: WeatherFetcherSettings, eventsEndpoint: String?, logger: Logger
+    ) throws {
+        host = try ServiceHost(
+            descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Jobs.migrator,
+            eventsEndpoint: eventsEndpoint, logger: logger)
+        self.settings = settings
+        let wakeup = Wakeup()
+        fetcher = Fetcher(settings: settings, cache: ProviderCache(writer: host.database), logger: host.logger)
+        runner = JobRunner(
+            settings: settings, fetcher: fetcher, reader: host.database, commits: host.commits, wakeup: wakeup,
+            logger: host.logger)
+        handlers = EventHandlers(now: settings.now, wakeup: wakeup, logger: host.logger)
+    }
+
+    /// Applies one of records' events (`catch.*`) inside the consumer's transaction.
+    public var recordsHandler: @Sendable (Database, Event) throws -> Void {
+        let handlers = self.handlers
+        return { db, event in try handlers.records(db, event) }
+    }
+
+    /// Applies one of auth's events (`user.deleted`) inside the consumer's transaction.
+    public var authHandler: @Sendable (Database, Event) throws -> Void {
+        let handlers = self.handlers
+        return { db, event in try handlers.auth(db, event) }
+    }
+
+    public func router() -> Router {
+        var router = host.makeRouter()
+        let fetcher = self.fetcher
+        let settings = self.settings
+        let reader = host.database
+        router.read("weather.get") { (body: WeatherGet, context) -> WeatherGetResult in
+            try body.validate(now: settings.now())
+            do {
+                let conditions = try await fetcher.conditions(
+                    latitude: body.latitude, longitude: body.longitude, at: body.at, water: body.water)
+                return WeatherGetResult(summary: conditions.summary, conditions: conditions)
+            } catch let failure as FetchFailure {
+                switch failure {
+                case .rejected(let reason):
+                    throw ServiceError(.failedPrecondition, "the weather provider refused: \(reason)")
+                case .rateLimited(let retryAfter):
+                    let ms = (retryAfter ?? settings.rateLimitPause).milliseconds
+                    throw ServiceError(
+                        .unavailable, "the weather provider asks us to slow down; try again later",
+                        details: ["retryAfterMs": .number(Double(ms))])
+                case .transient(let detail):
+                    context.logger.warning("weather.get failed", metadata: ["error.detail": "\(detail)"])
+                    throw ServiceError(.unavailable, "the weather provider is not answering; try again later")
+                }
+            }
+        }
+        router.read("weather.conditions.get") { (body: ConditionsGet, context) -> Jobs.Status in
+            guard !body.catchId.isEmpty else { throw ServiceError.invalid("catchId", "must not be empty") }
+            let userId = context.userId
+            let status = try await reader.read { db in try Jobs.status(db, userId: userId, catchId: body.catchId) }
+            guard let status else { throw ServiceError.notFound("conditions for catch \(body.catchId)") }
+            return status
+        }
+        return router
+    }
+
+    /// Everything the executable runs: the server, the publisher, the session cache's
+    /// consumer, the consumers of records' and auth's events, and the job runner.
+    public static func build(configuration: StackConfiguration, logger: Logger) throws -> [any Service] {
+        let settings = try WeatherFetcherSettings(configuration: configuration)
+        let service = try WeatherFetcher(
+            database: configuration.databaseSettings(name), settings: settings,
+            eventsEndpoint: configuration.eventsEndpoint(name), logger: logger)
+        let sessions = try AuthSessions(configuration: configuration, logger: logger)
+        let dispatcher = service.host.dispatcher(router: service.router(), sessions: sessions.cache)
+        let records = try service.host.consumer(of: "records", configuration: configuration, handler: service.recordsHandler)
+        let auth = try service.host.consumer(of: "auth", configuration: configuration, handler: service.authHandler)
+        return service.host.services(
+            dispatcher: dispatcher, endpoint: configuration.endpoint(name),
+            extra: [sessions.consumer, records, auth, service.runner])
+    }
+}
+
+struct WeatherGet: Decodable, Sendable {
+    var latitude: Double
+    var longitude: Double
+    var at: Date
+    /// fresh skips the tide; salt or absent asks for it.
+    var water: String?
+
+    func validate(now: Date) throws {
+        guard (-90...90).contains(latitude) else {
+            throw ServiceError.invalid("latitude", "must be between -90 and 90 (got \(latitude))")
+        }
+        guard (-180...180).contains(longitude) else {
+            throw ServiceError.invalid("longitude", "must be between -180 and 180 (got \(longitude))")
+        }
+        guard at >= Fetcher.earliest else {
+            throw ServiceError.invalid("at", "must be 1940-01-01 or later: there are no weather records before 1940")
+        }
+        guard at <= now.addingTimeInterval(14 * 86400) else {
+            throw ServiceError.invalid("at", "must be at most 14 days ahead (the forecast's reach)")
+        }
+        if let water, water != "fresh" && water != "salt" {
+            throw ServiceError.invalid("water", "must be fresh or salt (got \"\(water)\")")
+        }
+    }
+}
+
+struct WeatherGetResult: Encodable, Sendable {
+    var summary: String
+    var conditions: Conditions
+}
+
+struct ConditionsGet: Decodable, Sendable {
+    var catchId: String
+}

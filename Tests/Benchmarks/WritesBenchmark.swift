@@ -1,0 +1,149 @@
+// Write throughput of the records service: `records.expense.add` over real ZeroMQ with N
+// requests in flight (group commit at work), beside a raw SQLite insert loop (one
+// transaction per row, same durability) on the same machine in the same run.
+import ArgumentParser
+import Foundation
+import GRDB
+import Logging
+import RecordsService
+import Runtime
+import ServiceLifecycle
+import Storage
+import Wire
+
+struct WritesBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "writes", abstract: "records.expense.add at N in flight vs a raw SQLite insert loop.")
+
+    @Option(help: "Requests in flight, comma-separated.") var inFlight = "1,64"
+    @Option(help: "Writes per measurement.") var count = 5_000
+    @Option(help: "Durability: full (the default, survives power loss) or normal.") var durability = "full"
+
+    func run() async throws {
+        guard let durability = Durability(rawValue: durability) else {
+            throw ValidationError("--durability must be full or normal")
+        }
+        let levels = inFlight.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !levels.isEmpty, levels.allSatisfy({ $0 > 0 }) else { throw ValidationError("--in-flight takes positive numbers") }
+        let directory = "/tmp/lb-writes-\(ProcessInfo.processInfo.processIdentifier)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        print("logbook-bench writes: \(count) writes per run, synchronous=\(durability.rawValue.uppercased()), WAL, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+
+        // Raw SQLite: one INSERT per transaction, the same settings the services use.
+        let raw = try ServiceDatabase.open(
+            DatabaseSettings(path: directory + "/raw.sqlite", durability: durability), migrator: rawMigrator)
+        let (rawSamples, rawElapsed) = try rawLoop(raw)
+        let rawRate = Double(count) / rawElapsed
+        print(String(format: "raw SQLite insert loop (1 row per transaction): %.0f writes/s  p50 %.0f µs  p99 %.0f µs", rawRate, percentile(rawSamples, 0.5), percentile(rawSamples, 0.99)))
+
+        // The records service over ZeroMQ.
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let host = try ServiceHost(
+            descriptor: ServiceDescriptor(name: "records"),
+            database: DatabaseSettings(path: directory + "/records.sqlite", durability: durability),
+            migrator: RecordsService.migrator, eventsEndpoint: "ipc://\(directory)/records.events.sock", logger: logger)
+        let photos = PhotoStore(
+            settings: PhotoSettings(directory: directory + "/records-photos"), database: host.database, logger: logger)
+        let dispatcher = host.dispatcher(router: RecordsService.router(host: host, photos: photos), sessions: BenchSessions())
+        let endpoint = "ipc://\(directory)/records.sock"
+        let group = ServiceGroup(services: host.services(dispatcher: dispatcher, endpoint: endpoint), logger: logger)
+        let task = Task { try await group.run() }
+        try await Task.sleep(for: .milliseconds(300))
+        let client = try ServiceClient(service: "records", endpoint: endpoint)
+        for level in levels {
+            let before = host.commits.statistics
+            let (samples, elapsed) = try await drive(client: client, inFlight: level)
+            let after = host.commits.statistics
+            let transactions = after.transactions - before.transactions
+            print(String(
+                format: "records.expense.add, %3d in flight: %.0f writes/s  p50 %.0f µs  p99 %.0f µs  (%d transactions, %.1f writes each)",
+                level, Double(count) / elapsed, percentile(samples, 0.5), percentile(samples, 0.99), transactions,
+                Double(count) / Double(max(1, transactions))))
+        }
+        client.close()
+        await group.triggerGracefulShutdown()
+        _ = await task.result
+    }
+
+    /// One INSERT per transaction, synchronously, as a plain SQLite program would.
+    func rawLoop(_ raw: any DatabaseWriter) throws -> ([Double], Double) {
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        let clock = ContinuousClock()
+        let begin = clock.now
+        for i in 0..<count {
+            let start = clock.now
+            try raw.write { db in
+                try db.execute(
+                    sql: "INSERT INTO expense (id, userId, name, amountMinor, currency, date) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [ID.make(), "bench", "coffee \(i)", 350, "USD", Date().timeIntervalSince1970])
+            }
+            samples.append(micros(clock.now - start))
+        }
+        return (samples, seconds(clock.now - begin))
+    }
+
+    /// Keeps `inFlight` requests outstanding until `count` are done; returns each latency.
+    func drive(client: ServiceClient, inFlight: Int) async throws -> ([Double], Double) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let samples = try await withThrowingTaskGroup(of: Double.self) { group in
+            var started = 0
+            var samples: [Double] = []
+            samples.reserveCapacity(count)
+            func launch(_ i: Int) {
+                group.addTask {
+                    let t = clock.now
+                    let options = CallOptions(token: "bench", idempotencyKey: ID.make(), timeout: .seconds(30))
+                    _ = try await client.call(
+                        "records.expense.add", ExpenseBody(name: "coffee \(i)", amountMinor: 350), as: JSONValue.self,
+                        options: options)
+                    return micros(clock.now - t)
+                }
+            }
+            while started < min(inFlight, count) {
+                launch(started)
+                started += 1
+            }
+            while let sample = try await group.next() {
+                samples.append(sample)
+                if started < count {
+                    launch(started)
+                    started += 1
+                }
+            }
+            return samples
+        }
+        return (samples, seconds(clock.now - start))
+    }
+
+    var rawMigrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("raw") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE expense (id TEXT PRIMARY KEY, userId TEXT NOT NULL, name TEXT NOT NULL,
+                        amountMinor INTEGER NOT NULL, currency TEXT NOT NULL, date DOUBLE NOT NULL)
+                    """)
+        }
+        return migrator
+    }
+}
+
+struct ExpenseBody: Codable, Sendable {
+    var name: String
+    var amountMinor: Int
+}
+
+/// Every token is the same benchmark user: the benchmark measures writes, not sessions.
+struct BenchSessions: SessionResolver {
+    func resolve(token: String) async throws -> Principal {
+        Principal(userId: "bench-user", username: "bench", sessionId: "bench")
+    }
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}

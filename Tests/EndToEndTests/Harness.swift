@@ -1,0 +1,178 @@
+// Runs the real `logbook` binary (and through it the real service executables) against a
+// throwaway stack: LOGBOOK_HOME and the session directory under a short /tmp path (ipc://
+// socket paths must stay under ~100 characters). `withStack` always stops what it started:
+// `logbook stack down`, then SIGKILL for any pid file still naming a live process.
+import Foundation
+import Testing
+
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// stdout parsed as JSON.
+    var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
+    var object: [String: Any] { json as? [String: Any] ?? [:] }
+}
+
+final class TestStack: Sendable {
+    let home: String
+    let configDirectory: String
+    let binDirectory: String
+
+    /// Settings for the stack beyond the harness's own (e.g. a stub server's URLs).
+    let extraEnvironment: [String: String]
+
+    /// Tests never reach the internet: every outside API points at a port that refuses
+    /// connections unless the test brings a stub server (`environment`).
+    static let offline: [String: String] = [
+        "LOGBOOK_WEATHER_FETCHER_FORECAST_URL": "http://127.0.0.1:9/v1/forecast",
+        "LOGBOOK_WEATHER_FETCHER_ARCHIVE_URL": "http://127.0.0.1:9/v1/archive",
+        "LOGBOOK_WEATHER_FETCHER_MARINE_URL": "http://127.0.0.1:9/v1/marine",
+        "LOGBOOK_STORE_QUOTES_URL": "http://127.0.0.1:9",
+    ]
+
+    init(environment: [String: String] = [:]) throws {
+        extraEnvironment = Self.offline.merging(environment) { $1 }
+        home = "/tmp/lbe-" + UUID().uuidString.prefix(8).lowercased()
+        configDirectory = home + "/config"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        binDirectory = try Self.findBinaries()
+    }
+
+    /// The build directory holding `logbook` and the services: where this test binary is.
+    static func findBinaries() throws -> String {
+        var candidates: [String] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().path)
+        }
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().path)
+        candidates.append(Bundle.main.bundleURL.path)
+        for directory in candidates where FileManager.default.isExecutableFile(atPath: directory + "/logbook") {
+            return directory
+        }
+        throw HarnessError("no logbook executable next to the tests (looked in \(candidates))")
+    }
+
+    var environment: [String: String] {
+        [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "HOME": home,
+            "LOGBOOK_HOME": home,
+            "LOGBOOK_CONFIG_DIR": configDirectory,
+            "LOGBOOK_LOG_LEVEL": "info",
+        ].merging(extraEnvironment) { $1 }
+    }
+
+    var runDirectory: String { home + "/run" }
+    var sessionFile: String { configDirectory + "/session.json" }
+
+    func pid(_ name: String) -> pid_t? {
+        guard let text = try? String(contentsOfFile: "\(runDirectory)/\(name).pid", encoding: .utf8) else { return nil }
+        return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    func log(_ name: String) -> String {
+        (try? String(contentsOfFile: "\(home)/logs/\(name).log", encoding: .utf8)) ?? "(no \(name).log)"
+    }
+
+    /// Runs `logbook arguments…` with `stdin` (else /dev/null); kills it after `timeout`.
+    /// Output goes through files, not pipes: the detached supervisor must hold nothing of ours.
+    @discardableResult
+    func logbook(_ arguments: String..., stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
+        try await logbook(arguments: arguments, stdin: stdin, timeout: timeout)
+    }
+
+    /// `logbook(_:)` with the arguments as an array.
+    @discardableResult
+    func logbook(arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
+        let id = UUID().uuidString.prefix(8)
+        let outPath = "\(home)/.out-\(id)"
+        let errPath = "\(home)/.err-\(id)"
+        let inPath = "\(home)/.in-\(id)"
+        defer { for path in [outPath, errPath, inPath] { unlink(path) } }
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binDirectory + "/logbook")
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        if let stdin {
+            _ = FileManager.default.createFile(atPath: inPath, contents: Data(stdin.utf8))
+            process.standardInput = FileHandle(forReadingAtPath: inPath)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        try process.run()
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while process.isRunning {
+            if clock.now >= deadline {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                throw HarnessError("logbook \(arguments.joined(separator: " ")) did not finish within \(timeout)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.waitUntilExit()
+        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        return CommandResult(status: process.terminationStatus, stdout: read(outPath), stderr: read(errPath))
+    }
+
+    /// Polls `check` until it returns true or `timeout` passes.
+    func eventually(timeout: Duration = .seconds(20), _ check: () async throws -> Bool) async throws -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if try await check() { return true }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return false
+    }
+
+    /// Alive and not a zombie (an orphan's zombie may linger when PID 1 does not reap).
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard pid > 0, kill(pid, 0) == 0 else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+
+    /// Stops everything this stack started, whatever state it is in, and removes its files.
+    func shutdown() async {
+        _ = try? await logbook("stack", "down", timeout: .seconds(40))
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: runDirectory)) ?? []
+        for file in files where file.hasSuffix(".pid") {
+            // Only a process of this stack: its environment names our LOGBOOK_HOME (a stale
+            // pid file may name a pid since reused by something else).
+            if let pid = pid(String(file.dropLast(4))), Self.isRunning(pid),
+                let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+                environ.split(separator: 0).contains(where: { String(decoding: $0, as: UTF8.self) == "LOGBOOK_HOME=\(home)" })
+            {
+                kill(pid, SIGKILL)
+            }
+        }
+        try? FileManager.default.removeItem(atPath: home)
+    }
+}
+
+/// Runs `body` against a fresh stack and always shuts it down.
+func withStack(environment: [String: String] = [:], _ body: (TestStack) async throws -> Void) async throws {
+    let stack = try TestStack(environment: environment)
+    do {
+        try await body(stack)
+    } catch {
+        await stack.shutdown()
+        throw error
+    }
+    await stack.shutdown()
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

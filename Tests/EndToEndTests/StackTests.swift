@@ -1,0 +1,114 @@
+// The local stack driven through `logbook`: up (twice), status, call, restart after a
+// crash, down. Needs only a service that serves the runtime's `$srv.*` methods.
+import Foundation
+import Testing
+
+@Suite("logbook stack", .serialized, .timeLimit(.minutes(3)))
+struct StackTests {
+    @Test("up twice, status, call, down")
+    func lifecycle() async throws {
+        try await withStack { stack in
+            let up = try await stack.logbook("stack", "up")
+            try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(stack.log("supervisor"))\n\(stack.log("auth"))")
+            let supervisor = try #require(stack.pid("supervisor"))
+            let auth = try #require(stack.pid("auth"))
+
+            let again = try await stack.logbook("stack", "up")
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(again.stdout.contains("already running"))
+            #expect(stack.pid("supervisor") == supervisor)
+
+            let status = try await stack.logbook("status")
+            #expect(status.status == 0, "\(status.stdout)\(status.stderr)")
+            let authRow = status.stdout.split(separator: "\n").first { $0.hasPrefix("auth ") }
+            #expect(authRow?.contains(" up ") == true, "\(status.stdout)")
+            #expect(authRow?.hasSuffix(" ms") == true, "\(status.stdout)")
+
+            let json = try await stack.logbook("status", "--json")
+            let rows = try #require(json.json as? [[String: Any]], "\(json.stdout)")
+            let authStatus = try #require(rows.first { $0["service"] as? String == "auth" })
+            #expect(authStatus["state"] as? String == "up")
+            #expect((authStatus["rttMs"] as? Double ?? -1) >= 0)
+            #expect(authStatus["version"] as? String != nil)
+            let records = rows.first { $0["service"] as? String == "records" }
+            if !FileManager.default.fileExists(atPath: stack.binDirectory + "/records") {
+                #expect(records?["state"] as? String == "not installed")
+            }
+
+            let ping = try await stack.logbook("call", "auth", "$srv.ping")
+            #expect(ping.status == 0, "\(ping.stderr)")
+            #expect(ping.object["ok"] as? Bool == true)
+            #expect((ping.object["result"] as? [String: Any])?["service"] as? String == "auth")
+
+            let unknown = try await stack.logbook("call", "auth", "auth.no.such.method")
+            #expect(unknown.status == 3, "not_found maps to 3: \(unknown.stdout)")
+            #expect(unknown.object["ok"] as? Bool == false)
+
+            let stackStatus = try await stack.logbook("stack", "status")
+            #expect(stackStatus.status == 0)
+            #expect(stackStatus.stdout.contains("supervisor: pid \(supervisor)"))
+
+            let down = try await stack.logbook("stack", "down")
+            #expect(down.status == 0, "\(down.stderr)")
+            #expect(!TestStack.isRunning(supervisor), "the supervisor is gone")
+            #expect(stack.pid("supervisor") == nil, "its pid file is removed")
+            #expect(!TestStack.isRunning(auth), "auth is stopped too")
+
+            let after = try await stack.logbook("status", "--json")
+            #expect(after.status == 7, "down services exit 7")
+            let afterRows = after.json as? [[String: Any]] ?? []
+            #expect(afterRows.first { $0["service"] as? String == "auth" }?["state"] as? String == "down")
+
+            let downAgain = try await stack.logbook("stack", "down")
+            #expect(downAgain.status == 0)
+            #expect(downAgain.stdout.contains("not running"))
+        }
+    }
+
+    @Test("a killed service is restarted by the supervisor")
+    func restartAfterKill() async throws {
+        try await withStack { stack in
+            let up = try await stack.logbook("stack", "up")
+            try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(stack.log("auth"))")
+            let first = try #require(stack.pid("auth"))
+            let before = try await stack.logbook("call", "auth", "$srv.ping")
+            let instance = (before.object["result"] as? [String: Any])?["instanceId"] as? String
+            #expect(instance != nil)
+
+            #expect(kill(first, SIGKILL) == 0)
+            let restarted = try await stack.eventually {
+                guard let pid = stack.pid("auth"), pid != first else { return false }
+                let ping = try await stack.logbook("call", "auth", "$srv.ping", "--timeout", "1")
+                return ping.status == 0
+            }
+            #expect(restarted, "auth came back: \(stack.log("supervisor"))")
+            let after = try await stack.logbook("call", "auth", "$srv.ping")
+            #expect((after.object["result"] as? [String: Any])?["instanceId"] as? String != instance)
+            #expect(stack.log("supervisor").contains("signal 9"))
+        }
+    }
+
+    @Test("without a stack, requests fail with unavailable (exit 7), usage errors exit 2")
+    func stackDown() async throws {
+        try await withStack { stack in
+            let login = try await stack.logbook("login", "alice", "--password-stdin", "--timeout", "1", stdin: "secret-password\n")
+            #expect(login.status == 7, "\(login.stderr)")
+            #expect(login.stderr.hasPrefix("error: auth is not reachable"), "\(login.stderr)")
+            #expect(login.stderr.contains("(unavailable)"))
+
+            let json = try await stack.logbook("call", "auth", "$srv.ping", "--json", "--timeout", "1")
+            #expect(json.status == 7)
+            let error = try? JSONSerialization.jsonObject(with: Data(json.stderr.utf8)) as? [String: Any]
+            #expect(error?["code"] as? String == "unavailable", "\(json.stderr)")
+
+            let whoami = try await stack.logbook("whoami")
+            #expect(whoami.status == 6)
+            #expect(whoami.stderr == "error: not logged in; run `logbook login` (or `logbook register`) (unauthenticated)\n")
+
+            let usage = try await stack.logbook("call")
+            #expect(usage.status == 2)
+            let badTimeout = try await stack.logbook("status", "--timeout", "0")
+            #expect(badTimeout.status == 2)
+        }
+    }
+}

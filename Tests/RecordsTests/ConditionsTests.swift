@@ -1,0 +1,59 @@
+// The weather-fetcher's events land on the catch: ready with a summary, unavailable with a
+// reason; a result for an old place or time, or for another user's catch, changes nothing.
+import Foundation
+import GRDB
+import RecordsService
+import Runtime
+import Storage
+import Testing
+import Wire
+
+@Suite("Catch conditions")
+struct ConditionsTests {
+    func ready(_ catchId: String, user: String, latitude: Double = 59.3, longitude: Double = 18.1, hour: Date) -> Event {
+        Event(
+            seq: 1, type: "conditions.ready", userId: user, at: Date(),
+            data: [
+                "catchId": .string(catchId), "summary": "14°C, overcast, wind 3 Bft SW",
+                "conditions": [
+                    "latitude": .number(latitude), "longitude": .number(longitude),
+                    "hour": .string(WireTime.format(hour)), "moonPhase": "full moon",
+                ],
+            ])
+    }
+
+    func apply(_ records: Harness, _ event: Event) async throws {
+        try await records.host.database.write { db in try RecordsService.applyWeatherEvent(db, event) }
+    }
+
+    @Test func readyAndUnavailableLandOnTheCatch() async throws {
+        let records = try Harness()
+        let added = try await records.ok("records.catch.add", catchBody)
+        let id = added["id"]!.string
+        let caughtAt = try #require(WireTime.parse(added["caughtAt"]!.string))
+        #expect(added["conditions"]?["status"] == "pending")
+
+        // Another user's event for this id, and a result for another place: ignored.
+        try await apply(records, ready(id, user: "bob", hour: caughtAt))
+        try await apply(records, ready(id, user: "alice", latitude: 40.0, hour: caughtAt))
+        #expect(try await records.ok("records.catch.get", #"{"id":"\#(id)"}"#)["conditions"]?["status"] == "pending")
+
+        try await apply(records, ready(id, user: "alice", hour: caughtAt))
+        let conditions = try await records.ok("records.catch.get", #"{"id":"\#(id)"}"#)["conditions"]
+        #expect(conditions?["status"] == "ready")
+        #expect(conditions?["summary"] == "14°C, overcast, wind 3 Bft SW")
+
+        let second = try await records.ok("records.catch.add", catchBody)["id"]!.string
+        let gone = Event(
+            seq: 2, type: "conditions.unavailable", userId: "alice", at: Date(),
+            data: ["catchId": .string(second), "reason": "no weather data before 1940"])
+        try await apply(records, gone)
+        let unavailable = try await records.ok("records.catch.get", #"{"id":"\#(second)"}"#)["conditions"]
+        #expect(unavailable?["status"] == "unavailable")
+        #expect(unavailable?["reason"] == "no weather data before 1940")
+        // A late "ready" does not overwrite a settled answer; unknown types are skipped.
+        try await apply(records, ready(second, user: "alice", hour: caughtAt))
+        try await apply(records, Event(seq: 3, type: "redacted", userId: "alice", at: Date(), data: [:]))
+        #expect(try await records.ok("records.catch.get", #"{"id":"\#(second)"}"#)["conditions"]?["status"] == "unavailable")
+    }
+}

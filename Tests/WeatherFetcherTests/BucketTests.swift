@@ -1,0 +1,135 @@
+// The pure math behind the buckets, at their boundaries (docs/weather-buckets.md).
+import Foundation
+import Testing
+import Wire
+
+@testable import WeatherFetcherService
+
+@Suite struct BucketTests {
+    @Test(arguments: [
+        (0.0, "steady"), (0.04, "steady"), (-0.04, "steady"), (0.1, "rising slowly"), (-0.1, "falling slowly"),
+        (1.5, "rising slowly"), (1.54, "rising slowly"), (1.56, "rising"), (1.6, "rising"), (-1.6, "falling"),
+        (3.5, "rising"), (3.6, "rising quickly"), (-3.6, "falling quickly"), (6.0, "rising quickly"),
+        (6.04, "rising quickly"), (6.1, "rising very rapidly"), (-7.0, "falling very rapidly"),
+    ])
+    func pressureTrendClasses(change: Double, expected: String) {
+        #expect(Buckets.pressureTrend(change: change) == expected)
+    }
+
+    @Test(arguments: [
+        (0.0, 0), (0.4, 0), (0.5, 1), (5.4, 1), (5.5, 2), (11.4, 2), (11.5, 3), (19.0, 3), (20.0, 4), (28.0, 4),
+        (29.0, 5), (38.0, 5), (39.0, 6), (49.0, 6), (50.0, 7), (61.0, 7), (62.0, 8), (74.0, 8), (75.0, 9), (88.0, 9),
+        (89.0, 10), (102.0, 10), (103.0, 11), (117.0, 11), (118.0, 12), (250.0, 12), (-3.0, 0),
+    ])
+    func beaufortBoundaries(kmh: Double, force: Int) {
+        #expect(Buckets.beaufort(kmh: kmh) == force)
+    }
+
+    @Test func wmoGroups() {
+        let groups: [(ClosedRange<Int>, String)] = [
+            (0...0, "clear"), (1...3, "cloudy"), (51...57, "drizzle"), (61...67, "rain"), (71...77, "snow"),
+            (80...82, "showers"), (85...86, "snow showers"), (95...99, "thunderstorm"),
+        ]
+        for (codes, name) in groups {
+            for code in codes { #expect(Buckets.sky(weatherCode: code) == name, "code \(code)") }
+        }
+        #expect(Buckets.sky(weatherCode: 45) == "fog")
+        #expect(Buckets.sky(weatherCode: 48) == "fog")
+        for code in [4, 44, 50, 58, 70, 83, 94, 100] { #expect(Buckets.sky(weatherCode: code) == "unknown") }
+        #expect(Buckets.skyDescription(weatherCode: 3) == "overcast")
+    }
+
+    @Test(arguments: [
+        (0.0, "N"), (22.4, "N"), (22.5, "NE"), (45.0, "NE"), (67.5, "E"), (90.0, "E"), (135.0, "SE"), (180.0, "S"),
+        (225.0, "SW"), (270.0, "W"), (315.0, "NW"), (337.4, "NW"), (337.5, "N"), (359.9, "N"), (360.0, "N"),
+        (-45.0, "NW"), (810.0, "E"),
+    ])
+    func compassPoints(degrees: Double, point: String) {
+        #expect(Buckets.compass(degrees: degrees) == point)
+    }
+
+    @Test func temperatureAndPressureBands() {
+        #expect(Buckets.temperatureBand(14.9) == "10 to 15 °C")
+        #expect(Buckets.temperatureBand(15) == "15 to 20 °C")
+        #expect(Buckets.temperatureBand(0) == "0 to 5 °C")
+        #expect(Buckets.temperatureBand(-0.1) == "-5 to 0 °C")
+        #expect(Buckets.temperatureBand(-12) == "-15 to -10 °C")
+        #expect(Buckets.pressureBand(999.9) == "below 1000 hPa")
+        #expect(Buckets.pressureBand(1000) == "1000 to 1010 hPa")
+        #expect(Buckets.pressureBand(1009.9) == "1000 to 1010 hPa")
+        #expect(Buckets.pressureBand(1010) == "1010 to 1020 hPa")
+        #expect(Buckets.pressureBand(1029.9) == "1020 to 1030 hPa")
+        #expect(Buckets.pressureBand(1030) == "1030 hPa and above")
+    }
+
+    @Test func timeOfDayFromIsDayTransitions() {
+        #expect(Buckets.timeOfDay(before: false, at: true, after: true) == "dawn")
+        #expect(Buckets.timeOfDay(before: false, at: false, after: true) == "dawn")
+        #expect(Buckets.timeOfDay(before: true, at: false, after: false) == "dusk")
+        #expect(Buckets.timeOfDay(before: true, at: true, after: false) == "dusk")
+        #expect(Buckets.timeOfDay(before: true, at: true, after: true) == "day")
+        #expect(Buckets.timeOfDay(before: false, at: false, after: false) == "night")
+        #expect(Buckets.timeOfDay(before: nil, at: true, after: nil) == "day")
+        #expect(Buckets.timeOfDay(before: true, at: nil, after: true) == nil)
+    }
+
+    @Test func moonPhaseOnKnownDates() throws {
+        let newMoon = MoonPhase(at: try #require(WireTime.parse("2024-04-08T18:21:00Z")))
+        #expect(newMoon.name == "new moon")
+        #expect(newMoon.age < 0.6 || newMoon.age > MoonPhase.synodicMonth - 0.6, "age \(newMoon.age)")
+        #expect(newMoon.illumination < 0.01)
+
+        let fullMoon = MoonPhase(at: try #require(WireTime.parse("2024-04-23T23:49:00Z")))
+        #expect(fullMoon.name == "full moon")
+        #expect(abs(fullMoon.age - MoonPhase.synodicMonth / 2) < 0.6, "age \(fullMoon.age)")
+        #expect(fullMoon.illumination > 0.99)
+
+        #expect(MoonPhase(at: try #require(WireTime.parse("2024-04-15T19:13:00Z"))).name == "first quarter")
+        #expect(MoonPhase(at: try #require(WireTime.parse("2024-05-01T11:27:00Z"))).name == "last quarter")
+        #expect(MoonPhase(at: try #require(WireTime.parse("2024-04-11T12:00:00Z"))).name == "waxing crescent")
+        #expect(MoonPhase(at: try #require(WireTime.parse("2024-04-27T12:00:00Z"))).name == "waning gibbous")
+    }
+
+    @Test func tidePhaseFromAKnownSeries() {
+        // A semidiurnal tide sampled hourly: high near hour 3, low near hour 9.
+        let series = (0..<13).map { 1.2 * cos(2 * Double.pi * (Double($0) - 3) / 12.42) }
+        func phase(_ i: Int) -> String? { Tide.phase(before: series[i - 1], at: series[i], after: series[i + 1]) }
+        #expect(phase(1) == "rising")
+        #expect(phase(3) == "high")
+        #expect(phase(5) == "falling")
+        #expect(phase(9) == "low")
+        #expect(phase(11) == "rising")
+        #expect(Tide.phase(before: 0.5, at: 0.5, after: 0.5) == "slack")
+        #expect(Tide.phase(before: nil, at: 0.2, after: 0.4) == "rising")
+        #expect(Tide.phase(before: 0.4, at: 0.2, after: nil) == "falling")
+        #expect(Tide.phase(before: nil, at: 0.2, after: nil) == nil)
+
+        let range = (series.min()!, series.max()!)
+        #expect(Tide.band(series[3], range: range) == "high")
+        #expect(Tide.band(series[9], range: range) == "low")
+        #expect(Tide.band(0.0, range: range) == "mid")
+        #expect(Tide.band(0.3, range: (0.3, 0.3)) == nil)
+        #expect(Tide.reading(before: nil, at: nil, after: 1, range: range) == nil)
+    }
+
+    @Test func summaryLine() {
+        let weather = WeatherSlice(
+            source: "forecast", hour: 0,
+            hours: [
+                .init(temperature: 13, pressure: 1015.3, isDay: 1), .init(isDay: 1), .init(isDay: 1),
+                .init(
+                    temperature: 14.2, pressure: 1016.1, windSpeed: 15, windDirection: 225, cloudCover: 100,
+                    precipitation: 0, weatherCode: 3, isDay: 1),
+                .init(isDay: 1),
+            ])
+        let conditions = Conditions(
+            weather: weather, tide: .slice(TideSlice(before: 0.1, at: 0.3, after: 0.5, low: -1, high: 1)),
+            latitude: 41.52, longitude: -70.67, at: Date(timeIntervalSince1970: 0))
+        #expect(conditions.summary == "14°C, overcast, wind 3 Bft SW, pressure 1016 hPa rising slowly, rising tide")
+        #expect(conditions.pressureChange3h == 0.8)
+        #expect(conditions.tide == "measured")
+        #expect(conditions.tideHeightBand == "mid")
+        #expect(conditions.timeOfDay == "day")
+        #expect(conditions.sky == "cloudy")
+    }
+}

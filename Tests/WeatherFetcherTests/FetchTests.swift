@@ -1,0 +1,233 @@
+// Fetching through the real HTTP path against the stub provider: which API is asked,
+// what each kind of bad answer leads to, and what the conditions say.
+import Foundation
+import Runtime
+import TestSupport
+import Testing
+import Synchronization
+import Wire
+
+@testable import WeatherFetcherService
+
+@Suite struct FetchTests {
+    @Test func recentCatchesUseTheForecastOlderOnesTheArchive() async throws {
+        let harness = try Harness(start: "2024-06-01T12:00:00Z")
+        let service = try harness.makeService()
+        try await service.applyRecords([
+            harness.catchEvent(id: "recent", at: "2024-05-20T14:40:00Z"),
+            harness.catchEvent(id: "old", latitude: 44.1, at: "2023-01-10T06:10:00Z"),
+        ])
+        try await service.running {
+            let recent = try await service.settled("recent")
+            let old = try await service.settled("old")
+            #expect(recent["status"] == "ready")
+            #expect(recent["conditions"]?["source"] == "forecast")
+            #expect(old["status"] == "ready")
+            #expect(old["conditions"]?["source"] == "archive")
+        }
+        let forecast = harness.server.requests(path: "/v1/forecast")
+        let archive = harness.server.requests(path: "/v1/archive")
+        #expect(forecast.count == 1)
+        #expect(archive.count == 1)
+        // The catch hour (15:00, rounded from 14:40) and the 3 hours before fit one day.
+        #expect(forecast.first?.query["start_date"] == "2024-05-20")
+        #expect(forecast.first?.query["end_date"] == "2024-05-20")
+        #expect(forecast.first?.query["timezone"] == "GMT")
+        #expect(forecast.first?.query["latitude"] == "41.52")
+        #expect(forecast.first?.query["hourly"]?.contains("pressure_msl") == true)
+        // 06:00 needs 03:00 the same day; an early catch reaches back into the day before.
+        #expect(archive.first?.query["start_date"] == "2023-01-10")
+    }
+
+    @Test func readyConditionsCarryRawValuesBucketsAndSummary() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1", at: "2024-05-20T14:40:00Z")])
+        let status = try await service.running { try await service.settled("c1") }
+        let conditions = try #require(status["conditions"])
+        #expect(status["status"] == "ready")
+        #expect(conditions["temperatureC"] == 14.2)
+        #expect(conditions["temperatureBand"] == "10 to 15 °C")
+        #expect(conditions["pressureChange3h"] == 0.9)
+        #expect(conditions["pressureTrend"] == "rising slowly")
+        #expect(conditions["beaufort"] == 3)
+        #expect(conditions["windDirection"] == "SW")
+        #expect(conditions["sky"] == "cloudy")
+        #expect(conditions["timeOfDay"] == "day")
+        #expect(conditions["hour"] == "2024-05-20T15:00:00Z")
+        #expect(conditions["tide"] == "measured")
+        #expect(conditions["tidePhase"]?.stringValue != nil)
+        #expect(conditions["moonPhase"]?.stringValue != nil)
+        let summary = try #require(status["summary"]?.stringValue)
+        #expect(summary.hasPrefix("14°C, overcast, wind 3 Bft SW, pressure 1020 hPa rising slowly, "))
+        #expect(summary.hasSuffix(" tide"))
+
+        let events = try await service.published()
+        #expect(events.map(\.type) == ["conditions.ready"])
+        #expect(events.first?.userId == "u1")
+        #expect(events.first?.data["catchId"] == "c1")
+        #expect(events.first?.data["summary"]?.stringValue == summary)
+    }
+
+    @Test func marineNullsMeanNoTideNotAFailure() async throws {
+        var model = WeatherModel()
+        model.seaLevel = nil
+        let harness = try Harness(handler: Fixtures.openMeteo(model))
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "lake", water: "salt")])
+        let status = try await service.running { try await service.settled("lake") }
+        #expect(status["status"] == "ready")
+        #expect(status["conditions"]?["tide"] == "none")
+        #expect(status["conditions"]?["tidePhase"] == nil)
+        #expect(status["summary"]?.stringValue?.contains("tide") == false)
+        #expect(harness.server.requests(path: "/v1/marine").count == 1)
+    }
+
+    @Test func freshwaterCatchesDoNotAskForTide() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "pond", water: "fresh")])
+        let status = try await service.running { try await service.settled("pond") }
+        #expect(status["status"] == "ready")
+        #expect(status["conditions"]?["tide"] == "skipped")
+        #expect(harness.server.requests(path: "/v1/marine").isEmpty)
+    }
+
+    @Test func http400WithReasonMakesTheConditionsUnavailable() async throws {
+        let harness = try Harness(handler: { _ in
+            .json(#"{"error":true,"reason":"Latitude must be in range of -90 to 90°. Given: 91.0."}"#, status: 400)
+        })
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "unavailable")
+        #expect(status["reason"] == "Latitude must be in range of -90 to 90°. Given: 91.0.")
+        #expect(harness.server.requests.count == 1, "a refusal is not retried")
+        let events = try await service.published()
+        #expect(events.map(\.type) == ["conditions.unavailable"])
+        #expect(events.first?.data["reason"] == "Latitude must be in range of -90 to 90°. Given: 91.0.")
+    }
+
+    @Test func catchesBefore1940AreUnavailableWithoutAsking() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "old", at: "1939-07-04T12:00:00Z")])
+        let status = try await service.running { try await service.settled("old") }
+        #expect(status["status"] == "unavailable")
+        #expect(status["reason"]?.stringValue?.contains("1940") == true)
+        #expect(harness.server.requests.isEmpty)
+    }
+
+    @Test func serverErrorThenSuccessIsRetried() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        let forecastCalls = Counter()
+        harness.server.respond { request in
+            if request.path == "/v1/forecast" && forecastCalls.next() == 1 {
+                return .json(#"{"error":true,"reason":"internal"}"#, status: 500)
+            }
+            return Fixtures.openMeteo()(request)
+        }
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "ready")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2)
+        #expect(try await service.published().map(\.type) == ["conditions.ready"])
+    }
+
+    @Test func slowAnswersTimeOutAndAreRetried() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        let forecastCalls = Counter()
+        harness.server.respond { request in
+            var response = Fixtures.openMeteo()(request)
+            if request.path == "/v1/forecast" && forecastCalls.next() == 1 { response.delay = .milliseconds(2500) }
+            return response
+        }
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "ready")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2)
+    }
+
+    @Test func truncatedJSONIsRetried() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        let forecastCalls = Counter()
+        harness.server.respond { request in
+            var response = Fixtures.openMeteo()(request)
+            if request.path == "/v1/forecast" && forecastCalls.next() == 1 { response.truncateAfter = 200 }
+            return response
+        }
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "ready")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2)
+    }
+
+    @Test func nullValuesAreLeftOutNotFatal() async throws {
+        var model = WeatherModel()
+        let catchHour = try #require(WireTime.parse("2024-05-20T15:00:00Z")).timeIntervalSince1970
+        model.temperature = { Double($0) == catchHour ? nil : 10 }
+        model.pressure = { Double($0) == catchHour - 3 * 3600 ? nil : 1012 }
+        model.windDirection = { _ in nil }
+        let harness = try Harness(handler: Fixtures.openMeteo(model))
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "ready")
+        #expect(status["conditions"]?["temperatureC"] == nil)
+        #expect(status["conditions"]?["pressureHpa"] == 1012)
+        #expect(status["conditions"]?["pressureTrend"] == nil)
+        #expect(status["conditions"]?["windDirection"] == nil)
+        #expect(status["conditions"]?["beaufort"] == 3)
+        let summary = try #require(status["summary"]?.stringValue)
+        #expect(summary.hasPrefix("overcast, wind 3 Bft, pressure 1012 hPa"))
+    }
+
+    @Test func parsingEveryKindOfBadAnswer() throws {
+        func parse(_ status: Int, _ body: String, headers: [String: String] = [:]) -> FetchFailure? {
+            do {
+                _ = try OpenMeteo.parse(HTTPResponse(status: status, body: Data(body.utf8), headers: headers))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(parse(400, #"{"error":true,"reason":"bad date"}"#) == .rejected(reason: "bad date"))
+        #expect(parse(200, #"{"error":true,"reason":"bad date"}"#) == .rejected(reason: "bad date"))
+        #expect(parse(429, #"{"error":true,"reason":"Minutely API request limit exceeded"}"#) == .rateLimited(retryAfter: nil))
+        #expect(parse(429, "{}", headers: ["retry-after": "2"]) == .rateLimited(retryAfter: .seconds(2)))
+        #expect(parse(200, #"[{"q":"Too many requests. Obtain an auth key"}]"#) == .rateLimited(retryAfter: nil))
+        guard case .transient = parse(503, "Service Unavailable") else { Issue.record("503"); return }
+        guard case .transient = parse(200, #"{"hourly":{"time":["2024-05-20T00:00"],"temp"#) else {
+            Issue.record("truncated")
+            return
+        }
+        guard case .transient = parse(200, #"{"latitude":1}"#) else { Issue.record("no hourly"); return }
+        guard case .transient = parse(200, #"{"hourly":{"time":["yesterday"]}}"#) else { Issue.record("bad time"); return }
+        let series = try OpenMeteo.parse(
+            HTTPResponse(
+                status: 200,
+                body: Data(
+                    #"{"utc_offset_seconds":3600,"hourly":{"time":["2024-05-20T01:00","2024-05-20T02:00"],"temperature_2m":[null,11.5],"is_day":"x"}}"#
+                        .utf8)))
+        let midnight = try #require(WireTime.parse("2024-05-20T00:00:00Z")).timeIntervalSince1970
+        #expect(series.times == [Int64(midnight), Int64(midnight) + 3600])
+        #expect(series.value("temperature_2m", at: Int64(midnight)) == nil)
+        #expect(series.value("temperature_2m", at: Int64(midnight) + 3600) == 11.5)
+        #expect(series.value("is_day", at: Int64(midnight)) == nil)
+    }
+}
+
+/// Counts calls from the stub server's threads.
+final class Counter: Sendable {
+    private let value = Mutex<Int>(0)
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+    var count: Int { value.withLock { $0 } }
+}

@@ -1,0 +1,233 @@
+// Reliability: outages, restarts, duplicate events, the cache, edits and deletions,
+// giving up, slowing down. Every test counts the stub provider's calls.
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+import Wire
+
+@testable import WeatherFetcherService
+
+@Suite struct ReliabilityTests {
+    static let down: StubHTTPServer.Handler = { _ in .json(#"{"error":true,"reason":"upstream down"}"#, status: 503) }
+
+    @Test func providerDownForAWhileThenBack() async throws {
+        let harness = try Harness(handler: Self.down)
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        try await service.running {
+            // Wait (bounded) for two failed attempts rather than for a fixed time: the
+            // suite runs in parallel on two cores.
+            var waiting = try await service.status("c1")
+            for _ in 0..<200 where (waiting["attempts"]?.intValue ?? 0) < 2 {
+                try await Task.sleep(for: .milliseconds(50))
+                waiting = try await service.status("c1")
+            }
+            #expect(waiting["status"] == "pending")
+            #expect((waiting["attempts"]?.intValue ?? 0) >= 2)
+            #expect(waiting["lastError"]?.stringValue?.contains("503") == true)
+            harness.server.respond(with: Fixtures.openMeteo())
+            let status = try await service.settled("c1")
+            #expect(status["status"] == "ready")
+        }
+        #expect(try await service.published().map(\.type) == ["conditions.ready"])
+    }
+
+    @Test func pendingJobsFinishAfterARestart() async throws {
+        let harness = try Harness(handler: Self.down)
+        do {
+            let first = try harness.makeService()
+            try await first.applyRecords([harness.catchEvent(id: "c1"), harness.catchEvent(id: "c2", latitude: 40)])
+            try await first.running { try await Task.sleep(for: .milliseconds(150)) }
+            #expect(try await first.status("c1")["status"] == "pending")
+            #expect(try await first.status("c2")["status"] == "pending")
+        }
+        harness.server.respond(with: Fixtures.openMeteo())
+        let second = try harness.makeService()
+        let (c1, c2) = try await second.running { (try await second.settled("c1"), try await second.settled("c2")) }
+        #expect(c1["status"] == "ready")
+        #expect(c2["status"] == "ready")
+        #expect(try await second.published().map(\.type) == ["conditions.ready", "conditions.ready"])
+    }
+
+    @Test func theSameEventTwiceMakesOneJobOneFetchOneResult() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        let event = harness.catchEvent(id: "c1")
+        try await service.applyRecords([event])
+        try await service.applyRecords([event])  // a replay: the checkpoint skips it
+        var again = event
+        again.seq = harness.nextSeq()  // the same catch published again under a new number
+        try await service.applyRecords([again])
+        try await service.running { try await service.settled("c1") }
+        try await service.applyRecords([event, again])  // and once more after the fact
+        try await service.running { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(harness.server.requests(path: "/v1/forecast").count == 1)
+        #expect(harness.server.requests(path: "/v1/marine").count == 1)
+        #expect(try await service.published().map(\.type) == ["conditions.ready"])
+    }
+
+    @Test func aSecondCatchAtTheSamePlaceAndHourCostsNoCall() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([
+            harness.catchEvent(id: "a", latitude: 41.5234, longitude: -70.6712, at: "2024-05-20T14:40:00Z")
+        ])
+        try await service.running { try await service.settled("a") }
+        try await service.applyRecords([
+            // 41.5234 and 41.5201 both round to 41.52; 14:40 and 15:10 both to 15:00.
+            harness.catchEvent(id: "b", user: "u2", latitude: 41.5201, longitude: -70.6749, at: "2024-05-20T15:10:00Z")
+        ])
+        try await service.running { try await service.settled("b", user: "u2") }
+        #expect(harness.server.requests(path: "/v1/forecast").count == 1)
+        #expect(harness.server.requests(path: "/v1/marine").count == 1)
+        let a = try await service.status("a")
+        let b = try await service.status("b", user: "u2")
+        #expect(b["status"] == "ready")
+        #expect(a["conditions"]?["temperatureC"] == b["conditions"]?["temperatureC"])
+
+        try await service.applyRecords([harness.catchEvent(id: "c", at: "2024-05-20T18:00:00Z")])
+        try await service.running { try await service.settled("c") }
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2, "another hour is another call")
+    }
+
+    @Test func catchesAtTheSamePlaceAndHourArrivingTogetherCostOneCall() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([
+            harness.catchEvent(id: "a", at: "2024-05-20T14:40:00Z"),
+            harness.catchEvent(id: "b", at: "2024-05-20T14:50:00Z"),
+            harness.catchEvent(id: "c", latitude: 41.521, at: "2024-05-20T15:05:00Z"),
+        ])
+        let states = try await service.running {
+            [try await service.settled("a"), try await service.settled("b"), try await service.settled("c")]
+        }
+        #expect(states.map { $0["status"] } == ["ready", "ready", "ready"])
+        #expect(harness.server.requests(path: "/v1/forecast").count == 1)
+        #expect(harness.server.requests(path: "/v1/marine").count == 1)
+    }
+
+    @Test func editsRefetchOnlyWhenPlaceOrTimeChanged() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        try await service.running { try await service.settled("c1") }
+        try await service.applyRecords([harness.catchEvent("catch.updated", id: "c1", placeOrTimeChanged: false)])
+        #expect(try await service.status("c1")["status"] == "ready")
+        try await service.applyRecords([
+            harness.catchEvent("catch.updated", id: "c1", at: "2024-05-21T06:00:00Z", placeOrTimeChanged: true)
+        ])
+        #expect(try await service.status("c1")["status"] == "pending")
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["conditions"]?["hour"] == "2024-05-21T06:00:00Z")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2)
+        #expect(try await service.published().map(\.type) == ["conditions.ready", "conditions.ready"])
+    }
+
+    @Test func deletedCatchesAndUsersLeaveNothingBehind() async throws {
+        let harness = try Harness(handler: Self.down)
+        let service = try harness.makeService()
+        try await service.applyRecords([
+            harness.catchEvent(id: "c1"), harness.catchEvent(id: "c2", user: "u2"),
+            harness.catchEvent(id: "c3", user: "u2"),
+        ])
+        try await service.applyRecords([harness.deletedEvent(id: "c1")])
+        try await service.applyAuth([
+            Event(seq: 1, type: "user.deleted", userId: "u2", at: Date(), data: ["userId": "u2"])
+        ])
+        #expect(try await service.status("c1")["error"] == "not_found")
+        #expect(try await service.status("c2", user: "u2")["error"] == "not_found")
+        harness.server.respond(with: Fixtures.openMeteo())
+        try await service.running { try await Task.sleep(for: .milliseconds(150)) }
+        #expect(harness.server.requests.isEmpty)
+        #expect(try await service.published().isEmpty)
+        let left = try await service.host.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM fetchJob") }
+        #expect(left == 0)
+    }
+
+    @Test func anotherUsersCatchIsNotFound() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1", user: "u1")])
+        #expect(try await service.status("c1", user: "u1")["status"] == "pending")
+        #expect(try await service.status("c1", user: "intruder")["error"] == "not_found")
+        #expect(try await service.status("", user: "u1")["error"] == "invalid_argument")
+    }
+
+    @Test func givesUpAfterTheLastAttempt() async throws {
+        let harness = try Harness(handler: Self.down) { $0.maxAttempts = 3 }
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "unavailable")
+        #expect(status["reason"]?.stringValue?.contains("after 3 attempts") == true)
+        #expect(harness.server.requests(path: "/v1/forecast").count == 3)
+        let events = try await service.published()
+        #expect(events.map(\.type) == ["conditions.unavailable"])
+        #expect(events.first?.userId == "u1")
+    }
+
+    @Test func givesUpAfter48HoursWhateverTheAttempts() async throws {
+        let harness = try Harness(handler: Self.down) { $0.backoffBase = .milliseconds(50) }
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running {
+            try await Task.sleep(for: .milliseconds(150))
+            #expect(try await service.status("c1")["status"] == "pending")
+            harness.advance(by: 49 * 3600)
+            return try await service.settled("c1")
+        }
+        #expect(status["status"] == "unavailable")
+        #expect(harness.server.requests.count < 10)
+    }
+
+    @Test func weatherIsPublishedWithoutTideWhenOnlyTheMarineAPIKeepsFailing() async throws {
+        let harness = try Harness(
+            handler: { request in
+                request.path == "/v1/marine" ? ReliabilityTests.down(request) : Fixtures.openMeteo()(request)
+            }, configure: { $0.maxAttempts = 3 })
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "ready")
+        #expect(status["conditions"]?["tide"] == "unavailable")
+        #expect(status["conditions"]?["temperatureC"] == 14.2)
+        #expect(harness.server.requests(path: "/v1/forecast").count == 1, "the weather came from the cache")
+        #expect(harness.server.requests(path: "/v1/marine").count == 3)
+    }
+
+    @Test func tooManyRequestsPausesEveryoneAndCostsNoAttempt() async throws {
+        let harness = try Harness()
+        let calls = Counter()
+        harness.server.respond { request in
+            if calls.next() == 1 {
+                return .json(#"{"error":true,"reason":"Minutely API request limit exceeded. Please try again in one minute."}"#, status: 429)
+            }
+            return Fixtures.openMeteo()(request)
+        }
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let clock = ContinuousClock()
+        let start = clock.now
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "ready")
+        #expect(clock.now - start >= .milliseconds(200), "the pause (200 ms in tests) was kept")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2)
+        let attempts = try await service.host.database.read {
+            try Int.fetchOne($0, sql: "SELECT attempts FROM fetchJob WHERE catchId = 'c1'")
+        }
+        #expect(attempts == 0)
+    }
+
+    @Test func theRateLimiterSpacesCallsBeyondTheBurst() async throws {
+        let limiter = RateLimiter(perMinute: 600, burst: 2)  // 10 a second
+        let clock = ContinuousClock()
+        let start = clock.now
+        for _ in 0..<5 { try await limiter.acquire() }
+        let elapsed = clock.now - start
+        #expect(elapsed >= .milliseconds(280) && elapsed < .seconds(2), "took \(elapsed)")
+    }
+}
