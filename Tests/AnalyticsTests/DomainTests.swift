@@ -6,7 +6,9 @@ import Wire
 
 @testable import AnalyticsService
 
-func expense(_ id: String, _ amount: Int64, on date: Date, currency: String = "USD", category: String? = nil) -> JSONValue {
+func expense(_ id: String, _ amount: Int64, on date: Date, currency: String = "USD", category: String? = nil)
+    -> JSONValue
+{
     var object: [String: JSONValue] = [
         "id": .string(id), "name": .string("item \(id)"), "amountMinor": .number(Double(amount)),
         "currency": .string(currency), "date": time(date), "createdAt": time(date), "updatedAt": time(date),
@@ -16,7 +18,10 @@ func expense(_ id: String, _ amount: Int64, on date: Date, currency: String = "U
 }
 
 func entry(_ id: String, _ kind: String, _ at: Date) -> JSONValue {
-    ["id": .string(id), "kind": .string(kind), "at": time(at), "source": "cli", "correction": false, "createdAt": time(at)]
+    [
+        "id": .string(id), "kind": .string(kind), "at": time(at), "source": "cli", "correction": false,
+        "createdAt": time(at),
+    ]
 }
 
 extension JSONValue {
@@ -82,7 +87,8 @@ extension JSONValue {
         #expect(usd.decimal("averagePerDayMinor") == dec("177.42"))
         #expect(usd["largest"]?.arrayValue?.map { $0["id"]?.stringValue } == ["e4", "e1", "e2", "e3"])
         // a time with an offset works as well as a date
-        let week = try await summary(h, ["by": "day", "from": "2026-05-04T00:00:00Z", "to": "2026-05-06T12:00:00+00:00"])
+        let week = try await summary(
+            h, ["by": "day", "from": "2026-05-04T00:00:00Z", "to": "2026-05-06T12:00:00+00:00"])
         #expect(week.currency("USD")?.groups() == ["2026-05-04": 2000, "2026-05-06": 500])
         #expect(week["days"] == 3)
     }
@@ -93,7 +99,9 @@ extension JSONValue {
         try await h.feed("expense.deleted", ["id": "e2", "userId": "alice"])
         let usd = try #require(try await summary(h, ["by": "day"]).currency("USD"))
         #expect(usd.groups() == ["2026-05-05": 1500, "2026-05-06": 500, "2026-05-11": 3000, "2026-06-02": 1000])
-        let rows = try await h.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM expenseDay WHERE day = 20577") }
+        let rows = try await h.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM expenseDay WHERE day = 20577")
+        }
         #expect(rows == 0)  // 2026-05-04 emptied
     }
 
@@ -102,7 +110,8 @@ extension JSONValue {
         #expect(try await h.failure("analytics.expense.summary", ["by": "fortnight"]).field == "by")
         #expect(try await h.failure("analytics.expense.summary", ["from": "May 1st"]).field == "from")
         #expect(try await h.failure("analytics.expense.summary", ["from": "2026-02-30"]).field == "from")
-        #expect(try await h.failure("analytics.expense.summary", ["from": "2026-05-02", "to": "2026-05-01"]).field == "to")
+        #expect(
+            try await h.failure("analytics.expense.summary", ["from": "2026-05-02", "to": "2026-05-01"]).field == "to")
         let empty = try await h.call("analytics.expense.summary", ["by": "day"], user: "bob")
         #expect(empty["currencies"]?.arrayValue == [])
     }
@@ -141,14 +150,16 @@ extension JSONValue {
         #expect(days["latestDeparture"]?["id"] == "d5")
         let weeks = try await h.call("analytics.attendance.hours", ["by": "week"])
         #expect(weeks.groups("workedMs") == ["2026-W19": 66_600_000])
-        let ranged = try await h.call("analytics.attendance.hours", ["by": "day", "from": "2026-05-06", "to": "2026-05-08"])
+        let ranged = try await h.call(
+            "analytics.attendance.hours", ["by": "day", "from": "2026-05-06", "to": "2026-05-08"])
         #expect(ranged.groups("workedMs") == ["2026-05-06": 21_600_000, "2026-05-07": 7_200_000])
         #expect(ranged["open"]?.arrayValue?.map { $0["id"]?.stringValue } == ["a3"])
     }
 
     @Test func insertsAndDeletesRepairThePairs() async throws {
         let h = try await stocked()
-        try await h.feed("attendance.deleted", ["id": "d1", "userId": "alice", "kind": "departure", "at": time(day(0, hour: 17.5))])
+        try await h.feed(
+            "attendance.deleted", ["id": "d1", "userId": "alice", "kind": "departure", "at": time(day(0, hour: 17.5))])
         var days = try await h.call("analytics.attendance.hours", ["by": "day"])
         #expect(days.groups("workedMs")["2026-05-04"] == nil)
         #expect(days["open"]?.arrayValue?.contains { $0["id"] == "a1" } == true)
@@ -158,7 +169,8 @@ extension JSONValue {
         #expect(days.groups("workedMs")["2026-05-05"] == 7_200_000)
         #expect(days.groups("workedMs")["2026-05-06"] == 3_600_000)
         #expect(days["open"]?.arrayValue?.contains { $0["id"] == "d2" } == true)
-        try await h.feed("attendance.deleted", ["id": "d3", "userId": "alice", "kind": "departure", "at": time(day(2, hour: 1))])
+        try await h.feed(
+            "attendance.deleted", ["id": "d3", "userId": "alice", "kind": "departure", "at": time(day(2, hour: 1))])
         try await h.feed("attendance.created", entry("d1", "departure", day(0, hour: 17.5)))
         let again = try await h.call("analytics.attendance.hours", ["by": "day"])
         let original = try await stocked().call("analytics.attendance.hours", ["by": "day"])
@@ -174,7 +186,8 @@ extension JSONValue {
         try await h.feed("activity.created", ["id": "chess", "name": "Chess", "createdAt": time(day(1))])
         func saved(_ id: String, _ activity: String, _ ms: Int64) -> JSONValue {
             [
-                "id": .string(id), "userId": "alice", "activityId": .string(activity), "durationMs": .number(Double(ms)),
+                "id": .string(id), "userId": "alice", "activityId": .string(activity),
+                "durationMs": .number(Double(ms)),
                 "startedAt": time(day(2)), "savedAt": time(day(2)),
             ]
         }

@@ -69,7 +69,8 @@ func oracle(_ fills: [FuelFill]) -> FuelSnapshot {
         } else {
             let single = open.currencies.count == 1 ? open.currencies.first : nil
             snapshot.results[f.id] = FuelResult(
-                outcome: .closed, distance: open.d, volume: open.v, costMinor: single == nil ? nil : open.c, currency: single)
+                outcome: .closed, distance: open.d, volume: open.v, costMinor: single == nil ? nil : open.c,
+                currency: single)
             snapshot.closedSegments += 1
             snapshot.closedDistance += open.d
             snapshot.closedVolume += open.v
@@ -104,7 +105,8 @@ final class Garage: @unchecked Sendable {
     }
 
     func put(
-        _ id: String, day n: Double, odometer: Double? = nil, trip: Double? = nil, volume: Double, totalMinor: Int64? = nil,
+        _ id: String, day n: Double, odometer: Double? = nil, trip: Double? = nil, volume: Double,
+        totalMinor: Int64? = nil,
         currency: String = "USD", full: Bool = true, missed: Bool = false,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
@@ -117,13 +119,15 @@ final class Garage: @unchecked Sendable {
                 currency: currency, full: full, missed: missed))
         fills[id] = FuelFill(
             id: id, date: day(n).ms, odometer: odometer.map { Int64(($0 * 1000).rounded()) },
-            trip: trip.map { Int64(($0 * 1000).rounded()) }, volume: Int64((volume * 1000).rounded()), totalMinor: total,
+            trip: trip.map { Int64(($0 * 1000).rounded()) }, volume: Int64((volume * 1000).rounded()),
+            totalMinor: total,
             currency: currency, full: full, missed: missed)
         try await check(sourceLocation: sourceLocation)
     }
 
     func delete(_ id: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await harness.feed("fillup.deleted", ["id": .string(id), "userId": "alice", "vehicleId": .string(vehicleId)])
+        try await harness.feed(
+            "fillup.deleted", ["id": .string(id), "userId": "alice", "vehicleId": .string(vehicleId)])
         fills[id] = nil
         try await check(sourceLocation: sourceLocation)
     }
@@ -194,7 +198,9 @@ func dec(_ text: String) -> Decimal { Decimal(string: text)! }
         try await garage.put("f2", day: 3, odometer: 1200, volume: 5, full: false)
         var stats = try await garage.stats()
         #expect(stats["average"] == nil)
-        #expect(stats["reason"]?.stringValue == "add one more full fill-up to see your average (1 partial fill-up is waiting for it)")
+        #expect(
+            stats["reason"]?.stringValue
+                == "add one more full fill-up to see your average (1 partial fill-up is waiting for it)")
         #expect(stats["waiting"]?["partialFills"]?.intValue == 1)
         try await garage.put("f3", day: 6, odometer: 1500, volume: 8)
         stats = try await garage.stats()
@@ -329,7 +335,9 @@ func dec(_ text: String) -> Decimal { Decimal(string: text)! }
         #expect(eur["costPerDistance"]?.decimal("minor") == dec("14.4"))  // 7200 / 500 km
         #expect(eur["costPerDistance"]?["per"] == "km")
         // per mile when asked in MPG: 14.4 × 1.609344
-        #expect(try await garage.stats("mpg_us")["spending"]?.arrayValue?.first?["costPerDistance"]?.decimal("minor") == dec("23.17"))
+        #expect(
+            try await garage.stats("mpg_us")["spending"]?.arrayValue?.first?["costPerDistance"]?.decimal("minor")
+                == dec("23.17"))
     }
 
     @Test func milesAndGallonsConversions() async throws {
@@ -412,7 +420,9 @@ func dec(_ text: String) -> Decimal { Decimal(string: text)! }
         #expect(stats["worst"]?.decimal("value") == 25)
         #expect(stats["waiting"]?["partialFills"] == 1)
         #expect(stats["waiting"]?.decimal("distance") == 300)
-        let before = try await garage.harness.read { db in try Row.fetchAll(db, sql: "SELECT * FROM fill WHERE id IN ('6', '7')").map(\.description) }
+        let before = try await garage.harness.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM fill WHERE id IN ('6', '7')").map(\.description)
+        }
         try await garage.put("late", day: 9, odometer: 10_380, volume: 3)
         let economy = try await garage.economy()
         #expect(economy["late"] == dec("26.67"))
@@ -420,7 +430,9 @@ func dec(_ text: String) -> Decimal { Decimal(string: text)! }
         stats = try await garage.stats()
         #expect(stats.decimal("average") == dec("25.6"))
         // the walk stopped at #5: the rows after it are as they were
-        let after = try await garage.harness.read { db in try Row.fetchAll(db, sql: "SELECT * FROM fill WHERE id IN ('6', '7')").map(\.description) }
+        let after = try await garage.harness.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM fill WHERE id IN ('6', '7')").map(\.description)
+        }
         #expect(before == after)
     }
 

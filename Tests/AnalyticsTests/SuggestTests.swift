@@ -26,7 +26,8 @@ func ready(
 ) -> JSONValue {
     var conditions: [String: JSONValue] = [
         "source": "archive", "hour": time(hour), "latitude": .number(latitude), "longitude": .number(longitude),
-        "temperatureC": 12.3, "temperatureBand": .string(temperature), "pressureHpa": 1015, "pressureBand": .string(pressure),
+        "temperatureC": 12.3, "temperatureBand": .string(temperature), "pressureHpa": 1015,
+        "pressureBand": .string(pressure),
         "pressureTrend": .string(trend), "beaufort": .number(Double(beaufort)), "windDirection": .string(direction),
         "sky": .string(sky), "timeOfDay": .string(timeOfDay), "moonPhase": .string(moon), "moonAgeDays": 14.2,
         "moonIllumination": 0.99, "tide": tide == nil ? "skipped" : "measured",
@@ -90,7 +91,9 @@ extension JSONValue {
         #expect(s["unavailable"] == 1)
         #expect(s["confidence"] == "low")
         #expect(s["basis"] == "based on 4 catches: low confidence")
-        #expect(s["note"]?.stringValue == "not counted: 1 still waiting for weather conditions; 1 without conditions (unavailable)")
+        #expect(
+            s["note"]?.stringValue
+                == "not counted: 1 still waiting for weather conditions; 1 without conditions (unavailable)")
         let temperature = try #require(s.condition("temperatureBand"))
         #expect(temperature["best"]?["bucket"] == "10 to 15 °C")
         #expect(temperature["best"]?["count"] == 3)
@@ -148,7 +151,9 @@ extension JSONValue {
         // Moving c1 makes its conditions stale: pending until the new answer.
         try await h.feed(
             "catch.updated",
-            fish("c1", species: "Pike", bait: "Worm", latitude: 57.7, longitude: 11.97).merging(["placeOrTimeChanged": true]))
+            fish("c1", species: "Pike", bait: "Worm", latitude: 57.7, longitude: 11.97).merging([
+                "placeOrTimeChanged": true
+            ]))
         s = try await h.suggest()
         #expect(s["pending"] == 1)
         #expect(s.condition("temperatureBand")?["best"]?["count"] == 2)
@@ -174,7 +179,9 @@ extension JSONValue {
         #expect(s["unavailable"] == 0)
         #expect(s["pending"] == 1)
         // Nothing is left over once every catch is gone.
-        for id in ["c1", "c2", "c4", "c5", "c6"] { try await h.feed("catch.deleted", ["id": .string(id), "userId": "alice"]) }
+        for id in ["c1", "c2", "c4", "c5", "c6"] {
+            try await h.feed("catch.deleted", ["id": .string(id), "userId": "alice"])
+        }
         let rows = try await h.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM catchTally") }
         #expect(rows == 0)
     }
@@ -193,7 +200,8 @@ extension JSONValue {
         let h = try Harness()
         for i in 0..<20 {
             try await h.feed("catch.created", fish("c\(i)", species: "Pike", bait: "worm"))
-            try await h.weather("conditions.ready", ready("c\(i)", temperature: "10 to 15 °C", pressure: "1010 to 1020 hPa"))
+            try await h.weather(
+                "conditions.ready", ready("c\(i)", temperature: "10 to 15 °C", pressure: "1010 to 1020 hPa"))
             if i == 4 { #expect(try await h.suggest()["basis"] == "based on 5 catches: medium confidence") }
             if i == 18 { #expect(try await h.suggest()["confidence"] == "medium") }
         }

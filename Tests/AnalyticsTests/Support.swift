@@ -84,12 +84,15 @@ final class Harness: Sendable {
         return reply.result ?? .null
     }
 
-    func call<T: Decodable>(_ method: String, _ body: JSONValue = [:], user: String = "alice", as: T.Type) async throws -> T {
+    func call<T: Decodable>(_ method: String, _ body: JSONValue = [:], user: String = "alice", as: T.Type) async throws
+        -> T
+    {
         try await call(method, body, user: user).decode(T.self)
     }
 
     func failure(
-        _ method: String, _ body: JSONValue = [:], user: String = "alice", sourceLocation: SourceLocation = #_sourceLocation
+        _ method: String, _ body: JSONValue = [:], user: String = "alice",
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> ServiceError {
         let reply = try await transport.reply(method, body: body, options: CallOptions(token: "token-\(user)"))
         guard let error = reply.error else {
@@ -121,7 +124,8 @@ func fillup(
 ) -> JSONValue {
     var object: [String: JSONValue] = [
         "id": .string(id), "vehicleId": .string(vehicle), "date": time(date), "volume": .number(volume),
-        "pricePerUnitMinor": 0, "totalMinor": .number(Double(totalMinor)), "derived": "none", "currency": .string(currency),
+        "pricePerUnitMinor": 0, "totalMinor": .number(Double(totalMinor)), "derived": "none",
+        "currency": .string(currency),
         "full": .bool(full), "missed": .bool(missed), "createdAt": time(date), "updatedAt": time(date),
     ]
     if let odometer { object["odometer"] = .number(odometer) }

@@ -30,7 +30,8 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: root) } }
         say(
-            "logbook-bench analytics: \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events, \(queries) queries per method")
+            "logbook-bench analytics: \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events, \(queries) queries per method"
+        )
         var rows: [[String]] = []
         for size in [small, large] {
             rows.append(contentsOf: try await measure(size: size, path: "\(root)/analytics-\(size).sqlite"))
@@ -50,7 +51,8 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         let records = DatabaseEventSink(
             producer: "records", writer: service.host.database, handler: AnalyticsService.apply("records"))
         let weather = DatabaseEventSink(
-            producer: "weather-fetcher", writer: service.host.database, handler: AnalyticsService.apply("weather-fetcher"))
+            producer: "weather-fetcher", writer: service.host.database,
+            handler: AnalyticsService.apply("weather-fetcher"))
 
         say("size \(size): \(userCount) users/vehicles, \(size) fill-ups, \(catches) catches")
         let clock = ContinuousClock()
@@ -74,7 +76,9 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         }
         let loadTime = clock.now - start
         let fileSize = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) ?? 0
-        say("  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s), database \(fileSize / 1_000_000) MB")
+        say(
+            "  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s), database \(fileSize / 1_000_000) MB"
+        )
 
         let transport = InProcessTransport(service.dispatcher)
         var generator = BenchRandom(seed: 42)
@@ -92,7 +96,8 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
                 let body: JSONValue =
                     method == "analytics.fuel.stats"
                     ? ["vehicleId": .string("v\(user)")]
-                    : (i % 2 == 0 ? [:] : ["species": .string(Workload.species[generator.next(below: Workload.species.count)])])
+                    : (i % 2 == 0
+                        ? [:] : ["species": .string(Workload.species[generator.next(below: Workload.species.count)])])
                 let t0 = clock.now
                 let reply = try await transport.reply(method, body: body, options: CallOptions(token: "token-u\(user)"))
                 let elapsed = clock.now - t0
@@ -101,7 +106,8 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
             }
             samples.sort()
             results.append([
-                "\(size)", method, "\(samples.count)", ms(samples[samples.count / 2]), ms(samples[samples.count * 99 / 100]),
+                "\(size)", method, "\(samples.count)", ms(samples[samples.count / 2]),
+                ms(samples[samples.count * 99 / 100]),
                 "",
             ])
         }
@@ -118,7 +124,8 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
-            row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(
+                separator: "  ")
         }.joined(separator: "\n")
     }
 }
@@ -185,7 +192,10 @@ struct Workload {
                 records.append(
                     event(
                         "vehicle.created", user: user,
-                        ["id": .string("v\(user)"), "nickname": "Car", "distanceUnit": .string(units.0), "volumeUnit": .string(units.1)]))
+                        [
+                            "id": .string("v\(user)"), "nickname": "Car", "distanceUnit": .string(units.0),
+                            "volumeUnit": .string(units.1),
+                        ]))
             }
         }
         while records.count < size, emittedFills < fills || emittedCatches < catches {
@@ -199,7 +209,8 @@ struct Workload {
                 let data: JSONValue = [
                     "id": .string("f\(user)-\(n)"), "vehicleId": .string("v\(user)"),
                     "date": .string(WireTime.format(start.addingTimeInterval(Double(n) * 86_400))),
-                    "odometer": .number(Double(odometer[user]) / 1000), "volume": .number(Double(20_000 + random.next(below: 30_000)) / 1000),
+                    "odometer": .number(Double(odometer[user]) / 1000),
+                    "volume": .number(Double(20_000 + random.next(below: 30_000)) / 1000),
                     "totalMinor": .number(Double(4_000 + random.next(below: 6_000))), "currency": "USD",
                     "full": .bool(random.next(below: 5) != 0), "missed": .bool(random.next(below: 50) == 0),
                 ]
@@ -223,7 +234,8 @@ struct Workload {
                         [
                             "id": .string(id), "species": .string(Self.species[random.next(below: Self.species.count)]),
                             "bait": .string(Self.baits[random.next(below: Self.baits.count)]),
-                            "water": random.next(below: 4) == 0 ? "salt" : "fresh", "latitude": 59.33, "longitude": 18.06,
+                            "water": random.next(below: 4) == 0 ? "salt" : "fresh", "latitude": 59.33,
+                            "longitude": 18.06,
                             "caughtAt": .string(WireTime.format(caught)),
                         ]))
                 weatherSeq += 1
@@ -234,8 +246,10 @@ struct Workload {
                             "catchId": .string(id), "summary": "bench",
                             "conditions": [
                                 "hour": .string(WireTime.format(caught)), "latitude": 59.33, "longitude": 18.06,
-                                "temperatureBand": .string(pick(Self.temperatures)), "pressureBand": .string(pick(Self.pressures)),
-                                "pressureTrend": .string(pick(Self.trends)), "beaufort": .number(Double(random.next(below: 8))),
+                                "temperatureBand": .string(pick(Self.temperatures)),
+                                "pressureBand": .string(pick(Self.pressures)),
+                                "pressureTrend": .string(pick(Self.trends)),
+                                "beaufort": .number(Double(random.next(below: 8))),
                                 "windDirection": .string(pick(Self.directions)), "sky": .string(pick(Self.skies)),
                                 "timeOfDay": .string(pick(Self.times)), "moonPhase": .string(pick(Self.moons)),
                             ],

@@ -30,7 +30,8 @@ public struct AnalyticsService: Sendable {
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Schema.migrator,
             eventsEndpoint: nil, logger: logger)
-        dispatcher = host.dispatcher(router: Self.router(host.makeRouter(), database: host.database, now: now), sessions: sessions)
+        dispatcher = host.dispatcher(
+            router: Self.router(host.makeRouter(), database: host.database, now: now), sessions: sessions)
     }
 
     /// The event handler for one producer, as a consumer calls it. An event whose payload
@@ -84,9 +85,11 @@ public struct AnalyticsService: Sendable {
         case "attendance.deleted":
             try AttendanceProjection.remove(db, userId: userId, id: event.decode(IdPayload.self).id)
         case "activity.created":
-            try TimeProjection.activityCreated(db, userId: userId, event.decode(ActivityCreatedPayload.self), at: event.at)
+            try TimeProjection.activityCreated(
+                db, userId: userId, event.decode(ActivityCreatedPayload.self), at: event.at)
         case "activity.deleted":
-            try TimeProjection.activityDeleted(db, userId: userId, event.decode(ActivityDeletedPayload.self), at: event.at)
+            try TimeProjection.activityDeleted(
+                db, userId: userId, event.decode(ActivityDeletedPayload.self), at: event.at)
         case "time.saved":
             try TimeProjection.timeSaved(db, userId: userId, event.decode(TimeSavedPayload.self), at: event.at)
         case "timer.changed":
@@ -106,7 +109,8 @@ public struct AnalyticsService: Sendable {
         case "conditions.ready":
             try CatchProjection.conditionsReady(db, userId: event.userId, ConditionsReadyPayload(event))
         case "conditions.unavailable":
-            try CatchProjection.conditionsUnavailable(db, userId: event.userId, event.decode(ConditionsUnavailablePayload.self))
+            try CatchProjection.conditionsUnavailable(
+                db, userId: event.userId, event.decode(ConditionsUnavailablePayload.self))
         default:
             break
         }

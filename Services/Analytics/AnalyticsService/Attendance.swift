@@ -71,7 +71,8 @@ enum AttendanceProjection {
     static func next(_ db: Database, userId: String, at: Int64, id: String) throws -> Entry? {
         try Row.fetchOne(
             db,
-            cached: "SELECT id, kind, at FROM attendance WHERE userId = ? AND (at, id) > (?, ?) ORDER BY at, id LIMIT 1",
+            cached:
+                "SELECT id, kind, at FROM attendance WHERE userId = ? AND (at, id) > (?, ?) ORDER BY at, id LIMIT 1",
             arguments: [userId, at, id]
         ).map(Entry.init(row:))
     }
@@ -91,7 +92,8 @@ enum AttendanceProjection {
                 arguments: [userId, day, sign * (end - start)])
             if sign < 0 {
                 try db.execute(
-                    cached: "DELETE FROM attendanceDay WHERE userId = ? AND day = ? AND workedMs = 0", arguments: [userId, day])
+                    cached: "DELETE FROM attendanceDay WHERE userId = ? AND day = ? AND workedMs = 0",
+                    arguments: [userId, day])
             }
             day += 1
         }
@@ -205,7 +207,8 @@ enum AttendanceQueries {
             ).map { LatestEntry(id: $0["id"], at: Date(ms: $0["at"])) }
         }
         let newest = try String.fetchOne(
-            db, cached: "SELECT id FROM attendance WHERE userId = ? ORDER BY at DESC, id DESC LIMIT 1", arguments: [userId])
+            db, cached: "SELECT id FROM attendance WHERE userId = ? ORDER BY at DESC, id DESC LIMIT 1",
+            arguments: [userId])
         return (try one("arrival"), try one("departure"), newest)
     }
 }

@@ -22,7 +22,9 @@ enum ExpenseProjection {
             arguments: [
                 expense.id, userId, expense.name ?? "", expense.amountMinor, currency, expense.date.ms, day, category,
             ])
-        try addToDay(db, userId: userId, day: day, currency: currency, category: category ?? "", amount: expense.amountMinor, count: 1)
+        try addToDay(
+            db, userId: userId, day: day, currency: currency, category: category ?? "", amount: expense.amountMinor,
+            count: 1)
     }
 
     static func delete(_ db: Database, userId: String, id: String) throws {
@@ -57,7 +59,8 @@ enum ExpenseProjection {
                     """,
                 arguments: [amount, count, userId, day, currency, category])
             try db.execute(
-                cached: "DELETE FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ? AND count = 0",
+                cached:
+                    "DELETE FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ? AND count = 0",
                 arguments: [userId, day, currency, category])
         }
     }
@@ -146,7 +149,8 @@ enum ExpenseQueries {
                 if groups[key] == nil {
                     order.append(key)
                     groups[key] = ExpenseGroup(
-                        key: key, category: by == "category" && !category.isEmpty ? category : nil, totalMinor: 0, count: 0)
+                        key: key, category: by == "category" && !category.isEmpty ? category : nil, totalMinor: 0,
+                        count: 0)
                 }
                 groups[key]!.totalMinor += row["totalMinor"] as Int64
                 groups[key]!.count += row["count"] as Int
@@ -173,6 +177,7 @@ enum ExpenseQueries {
                 currency: currency, totalMinor: total, count: list.reduce(0) { $0 + $1.count },
                 averagePerDayMinor: (Decimal(total) / Decimal(dayCount)).rounded(2), groups: list, largest: largest)
         }
-        return ExpenseSummary(by: by, from: Day.text(first), to: Day.text(end), days: Int(dayCount), currencies: currencies)
+        return ExpenseSummary(
+            by: by, from: Day.text(first), to: Day.text(end), days: Int(dayCount), currencies: currencies)
     }
 }

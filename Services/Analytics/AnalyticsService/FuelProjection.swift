@@ -80,7 +80,8 @@ enum FuelProjection {
             delta.fills += 1
             try spend(db, userId: userId, vehicleId: vehicleId, new, sign: 1)
             let raw: StatementArguments = [
-                new.date, new.odometer, new.odometer ?? -1, new.trip, new.volume, new.totalMinor, new.currency, new.full,
+                new.date, new.odometer, new.odometer ?? -1, new.trip, new.volume, new.totalMinor, new.currency,
+                new.full,
                 new.missed,
             ]
             if old != nil {
@@ -133,13 +134,13 @@ enum FuelProjection {
                 db,
                 cached: inclusive
                     ? StoredFill.select + """
-                     FROM fill WHERE vehicleId = ? AND (date, odoKey, id) >= (?, ?, ?)
-                    ORDER BY date, odoKey, id LIMIT 256
-                    """
+                         FROM fill WHERE vehicleId = ? AND (date, odoKey, id) >= (?, ?, ?)
+                        ORDER BY date, odoKey, id LIMIT 256
+                        """
                     : StoredFill.select + """
-                     FROM fill WHERE vehicleId = ? AND (date, odoKey, id) > (?, ?, ?)
-                    ORDER BY date, odoKey, id LIMIT 256
-                    """,
+                         FROM fill WHERE vehicleId = ? AND (date, odoKey, id) > (?, ?, ?)
+                        ORDER BY date, odoKey, id LIMIT 256
+                        """,
                 arguments: [vehicleId, cursor.date, cursor.odoKey, cursor.id])
             for row in rows {
                 let stored = StoredFill(row: row)
@@ -168,7 +169,8 @@ enum FuelProjection {
                 WHERE id = ?
                 """,
             arguments: [
-                result.outcome.rawValue, result.distance, result.volume, result.costMinor, result.currency, result.ratio,
+                result.outcome.rawValue, result.distance, result.volume, result.costMinor, result.currency,
+                result.ratio,
                 state.anchored, state.reading, state.openFills, state.openDistance, state.openVolume,
                 state.openCostMinor, state.openCurrency, id,
             ])
@@ -225,7 +227,8 @@ enum FuelProjection {
                 arguments: [vehicleId, currency, userId, change.cost, change.distance])
         }
         try db.execute(
-            cached: "DELETE FROM fuelSpend WHERE vehicleId = ? AND fills = 0 AND closedDistance = 0", arguments: [vehicleId])
+            cached: "DELETE FROM fuelSpend WHERE vehicleId = ? AND fills = 0 AND closedDistance = 0",
+            arguments: [vehicleId])
     }
 
     /// Last, best and worst economy and the open segment, read through indexes and stored
@@ -306,8 +309,10 @@ struct StoredFill: Sendable {
     }
 
     static func find(_ db: Database, userId: String, id: String) throws -> StoredFill? {
-        try Row.fetchOne(db, cached: StoredFill.select + " FROM fill WHERE userId = ? AND id = ?", arguments: [userId, id])
-            .map(StoredFill.init(row:))
+        try Row.fetchOne(
+            db, cached: StoredFill.select + " FROM fill WHERE userId = ? AND id = ?", arguments: [userId, id]
+        )
+        .map(StoredFill.init(row:))
     }
 }
 

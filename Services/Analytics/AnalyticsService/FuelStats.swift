@@ -158,7 +158,8 @@ struct VehicleRow {
 
     static func find(_ db: Database, userId: String, id: String) throws -> VehicleRow {
         guard
-            let row = try Row.fetchOne(db, cached: "SELECT * FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
+            let row = try Row.fetchOne(
+                db, cached: "SELECT * FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
         else { throw ServiceError(.notFound, "vehicle \(id) not found", field: "vehicleId") }
         return VehicleRow(
             id: id, distanceUnit: DistanceUnit(rawValue: row["distanceUnit"]) ?? .mi,
@@ -169,7 +170,9 @@ struct VehicleRow {
         guard let requested else { return .defaults(distanceUnit, volumeUnit) }
         guard let units = EconomyUnits(rawValue: requested) else {
             throw ServiceError.invalid(
-                "units", "must be one of \(EconomyUnits.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(requested)\")")
+                "units",
+                "must be one of \(EconomyUnits.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(requested)\")"
+            )
         }
         return units
     }
@@ -233,7 +236,8 @@ enum FuelQueries {
             closedDistance: .thousandths(closedDistance), closedVolume: .thousandths(closedVolume),
             waiting: openFills > 0
                 ? WaitingFills(
-                    partialFills: openFills, distance: .thousandths(row["openDistance"]), volume: .thousandths(row["openVolume"]))
+                    partialFills: openFills, distance: .thousandths(row["openDistance"]),
+                    volume: .thousandths(row["openVolume"]))
                 : nil,
             spending: spending)
     }
@@ -248,10 +252,13 @@ enum FuelQueries {
         let fills = rows.map(StoredFill.init(row:)).map { stored -> FillEconomy in
             let result = stored.result ?? FuelResult(outcome: .partial)
             return FillEconomy(
-                fillId: stored.fill.id, date: Date(ms: stored.fill.date), full: stored.fill.full, missed: stored.fill.missed,
+                fillId: stored.fill.id, date: Date(ms: stored.fill.date), full: stored.fill.full,
+                missed: stored.fill.missed,
                 outcome: result.outcome,
                 economy: result.distance.flatMap { d in
-                    result.volume.flatMap { units.value(distance: d, volume: $0, vehicle.distanceUnit, vehicle.volumeUnit) }
+                    result.volume.flatMap {
+                        units.value(distance: d, volume: $0, vehicle.distanceUnit, vehicle.volumeUnit)
+                    }
                 },
                 reason: result.outcome.reason, distance: result.distance.map(Decimal.thousandths),
                 volume: result.volume.map(Decimal.thousandths))
@@ -287,11 +294,14 @@ struct FuelSnapshot: Sendable, Equatable {
 
     static func stored(_ db: Database, vehicleId: String) throws -> FuelSnapshot {
         var snapshot = FuelSnapshot()
-        for row in try Row.fetchAll(db, cached: StoredFill.select + " FROM fill WHERE vehicleId = ?", arguments: [vehicleId]) {
+        for row in try Row.fetchAll(
+            db, cached: StoredFill.select + " FROM fill WHERE vehicleId = ?", arguments: [vehicleId])
+        {
             let stored = StoredFill(row: row)
             snapshot.results[stored.fill.id] = stored.result
         }
-        guard let vehicle = try Row.fetchOne(db, cached: "SELECT * FROM vehicle WHERE id = ?", arguments: [vehicleId]) else {
+        guard let vehicle = try Row.fetchOne(db, cached: "SELECT * FROM vehicle WHERE id = ?", arguments: [vehicleId])
+        else {
             return snapshot
         }
         snapshot.fills = vehicle["fills"]
@@ -303,7 +313,9 @@ struct FuelSnapshot: Sendable, Equatable {
         snapshot.openVolume = vehicle["openVolume"]
         snapshot.lastFillId = vehicle["lastFillId"]
         func ratio(_ prefix: String) -> Double? {
-            guard let d = vehicle[prefix + "Distance"] as Int64?, let v = vehicle[prefix + "Volume"] as Int64? else { return nil }
+            guard let d = vehicle[prefix + "Distance"] as Int64?, let v = vehicle[prefix + "Volume"] as Int64? else {
+                return nil
+            }
             return Double(d) / Double(v)
         }
         snapshot.bestRatio = ratio("best")

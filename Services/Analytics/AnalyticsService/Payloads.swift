@@ -195,7 +195,9 @@ struct PayloadReader {
 
     func int64(_ key: String) throws -> Int64 {
         guard let number = try double(key) else { throw Self.error(type, "\(key) is required") }
-        guard number.rounded() == number, abs(number) < 9e15 else { throw Self.error(type, "\(key) must be an integer") }
+        guard number.rounded() == number, abs(number) < 9e15 else {
+            throw Self.error(type, "\(key) must be an integer")
+        }
         return Int64(number)
     }
 
@@ -221,11 +223,15 @@ struct PayloadReader {
 extension FillupPayload {
     init(_ event: Event) throws {
         let r = try PayloadReader(event.data, type: event.type)
-        guard let volume = try r.thousandths("volume") else { throw PayloadReader.error(event.type, "volume is required") }
+        guard let volume = try r.thousandths("volume") else {
+            throw PayloadReader.error(event.type, "volume is required")
+        }
         self.init(
             id: try r.string("id"), vehicleId: try r.string("vehicleId"), date: try r.date("date"),
-            odometer: try r.thousandths("odometer").map(Thousandths.init), trip: try r.thousandths("trip").map(Thousandths.init),
-            volume: Thousandths(volume), totalMinor: try r.int64("totalMinor"), currency: try r.optionalString("currency"),
+            odometer: try r.thousandths("odometer").map(Thousandths.init),
+            trip: try r.thousandths("trip").map(Thousandths.init),
+            volume: Thousandths(volume), totalMinor: try r.int64("totalMinor"),
+            currency: try r.optionalString("currency"),
             full: try r.bool("full"), missed: try r.bool("missed"))
     }
 }
@@ -235,7 +241,8 @@ extension CatchPayload {
         let r = try PayloadReader(event.data, type: event.type)
         self.init(
             id: try r.string("id"), species: try r.string("species"), bait: try r.optionalString("bait"),
-            water: try r.optionalString("water"), latitude: try r.double("latitude"), longitude: try r.double("longitude"),
+            water: try r.optionalString("water"), latitude: try r.double("latitude"),
+            longitude: try r.double("longitude"),
             caughtAt: try r.optionalDate("caughtAt"))
     }
 }
@@ -248,8 +255,10 @@ extension ConditionsReadyPayload {
         self.init(
             catchId: try r.string("catchId"), summary: try r.optionalString("summary"),
             conditions: ConditionsPayload(
-                hour: try c.optionalDate("hour"), latitude: try c.double("latitude"), longitude: try c.double("longitude"),
-                temperatureBand: try c.optionalString("temperatureBand"), pressureBand: try c.optionalString("pressureBand"),
+                hour: try c.optionalDate("hour"), latitude: try c.double("latitude"),
+                longitude: try c.double("longitude"),
+                temperatureBand: try c.optionalString("temperatureBand"),
+                pressureBand: try c.optionalString("pressureBand"),
                 pressureTrend: try c.optionalString("pressureTrend"), beaufort: beaufort,
                 windDirection: try c.optionalString("windDirection"), sky: try c.optionalString("sky"),
                 timeOfDay: try c.optionalString("timeOfDay"), moonPhase: try c.optionalString("moonPhase"),

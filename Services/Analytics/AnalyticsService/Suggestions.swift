@@ -88,7 +88,9 @@ enum CatchProjection {
         func matches(_ fish: Fish) -> Bool {
             if let hour, let caught = fish.caughtAt, abs(hour - caught) > 30 * 60 * 1000 + 1000 { return false }
             if let latitude, let other = fish.latitude, Self.rounded(latitude) != Self.rounded(other) { return false }
-            if let longitude, let other = fish.longitude, Self.rounded(longitude) != Self.rounded(other) { return false }
+            if let longitude, let other = fish.longitude, Self.rounded(longitude) != Self.rounded(other) {
+                return false
+            }
             return true
         }
 
@@ -280,7 +282,9 @@ enum SuggestQueries {
     }
 
     static func basis(_ n: Int) -> String {
-        n == 0 ? "no catches with weather conditions yet" : "based on \(n) catch\(n == 1 ? "" : "es"): \(confidence(n)) confidence"
+        n == 0
+            ? "no catches with weather conditions yet"
+            : "based on \(n) catch\(n == 1 ? "" : "es"): \(confidence(n)) confidence"
     }
 
     static func share(_ count: Int, _ total: Int) -> Decimal {
@@ -306,7 +310,8 @@ enum SuggestQueries {
             case (nil, let w?):
                 try Row.fetchAll(db, cached: select + " AND water = ?" + group, arguments: [userId, w])
             case (let s?, let w?):
-                try Row.fetchAll(db, cached: select + " AND species = ? AND water = ?" + group, arguments: [userId, s, w])
+                try Row.fetchAll(
+                    db, cached: select + " AND species = ? AND water = ?" + group, arguments: [userId, s, w])
             }
         // dimension → bucket → bait → count
         var counts: [String: [String: [String: Int]]] = [:]
@@ -334,7 +339,8 @@ enum SuggestQueries {
             let withData = buckets.values.reduce(0) { $0 + total($1) }
             let list = buckets.map { bucket, baits in
                 BucketCount(
-                    bucket: bucket, count: total(baits), share: share(total(baits), withData), baits: topBaits(baits, limit: 3))
+                    bucket: bucket, count: total(baits), share: share(total(baits), withData),
+                    baits: topBaits(baits, limit: 3))
             }.sorted { ($0.count, $1.bucket) > ($1.count, $0.bucket) }
             return ConditionSuggestion(
                 condition: key, label: label, catches: withData, best: list.first, buckets: list,

@@ -46,7 +46,8 @@ enum TimeProjection {
         try ensureActivity(db, userId: userId, id: payload.id, name: payload.name, at: at)
         try db.execute(
             cached: "UPDATE activity SET deleted = 1 WHERE userId = ? AND id = ?", arguments: [userId, payload.id])
-        try db.execute(cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.id])
+        try db.execute(
+            cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.id])
     }
 
     static func timeSaved(_ db: Database, userId: String, _ payload: TimeSavedPayload, at: Date) throws {
@@ -73,7 +74,8 @@ enum TimeProjection {
     static func timerChanged(_ db: Database, userId: String, _ payload: TimerPayload) throws {
         if payload.state == "idle" {
             try db.execute(
-                cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.activityId])
+                cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?",
+                arguments: [userId, payload.activityId])
             return
         }
         try db.execute(
@@ -152,12 +154,14 @@ enum TimeQueries {
                 amount: Goal.dollars(cents), progress: Goal.progress(total), timer: state, running: state == "running",
                 timerElapsedMs: elapsed)
         }
-        let total = try Int64.fetchOne(db, cached: "SELECT totalMs FROM netWorth WHERE userId = ?", arguments: [userId]) ?? 0
+        let total =
+            try Int64.fetchOne(db, cached: "SELECT totalMs FROM netWorth WHERE userId = ?", arguments: [userId]) ?? 0
         let cents = Goal.cents(total)
         return TimeSummary(
             activities: activities,
             netWorth: NetWorthSummary(
-                totalMs: total, cents: cents, amount: Goal.dollars(cents), goalMs: Goal.ms, progress: Goal.progress(total)),
+                totalMs: total, cents: cents, amount: Goal.dollars(cents), goalMs: Goal.ms,
+                progress: Goal.progress(total)),
             running: activities.filter(\.running).map(\.id), at: now)
     }
 }
