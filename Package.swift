@@ -44,6 +44,7 @@ let services: [ServiceTargets] = [
         folder: "WeatherFetcher", library: "WeatherFetcherService", executable: "weather-fetcher",
         testDependencies: ["TestSupport"]),
     ServiceTargets(folder: "Store", library: "StoreService", executable: "store", testDependencies: ["TestSupport"]),
+    ServiceTargets(folder: "Analytics", library: "AnalyticsService", executable: "analytics"),
 ]
 
 let package = Package(
@@ -106,7 +107,7 @@ let package = Package(
         .executableTarget(
             name: "logbook-bench",
             dependencies: [
-                "Runtime", "ZMQ", "RecordsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "ZMQ", "RecordsService", "AnalyticsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 

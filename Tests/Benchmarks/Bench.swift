@@ -2,6 +2,7 @@
 //   swift run -c release logbook-bench ping [--count N] [--endpoint ipc://…]
 //   swift run -c release logbook-bench writes [--in-flight 1,64] [--count N]
 //   swift run -c release logbook-bench thumbnail [--count N] [--width W --height H] [--format jpeg]
+//   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000]
 import ArgumentParser
 
 @main
@@ -10,5 +11,5 @@ struct Bench: AsyncParsableCommand {
         commandName: "logbook-bench",
         abstract: "Measure Logbook's hot paths on this machine.",
         discussion: "Build with -c release for meaningful figures: swift run -c release logbook-bench ping",
-        subcommands: [PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self])
+        subcommands: [PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self])
 }

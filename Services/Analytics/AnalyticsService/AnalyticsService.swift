@@ -1,0 +1,168 @@
+// The analytics service: projections of records', weather-fetcher's and auth's events into
+// analytics.sqlite, and the read methods over them (docs/protocol-analytics.md). Every
+// projection is updated inside the event consumer's transaction with its checkpoint, so a
+// restart, a replay or a duplicate neither loses nor double-counts anything; a wiped
+// database replays every stream from sequence 0. Queries read stored aggregates only.
+import Foundation
+import GRDB
+import Logging
+import Runtime
+import ServiceLifecycle
+import Storage
+import Wire
+
+public struct AnalyticsService: Sendable {
+    public static let name = "analytics"
+    /// The producers analytics consumes, in the order `main` starts their consumers.
+    public static let producers = ["records", "weather-fetcher", "auth"]
+
+    public let host: ServiceHost
+    public let dispatcher: Dispatcher
+
+    /// - Parameters:
+    ///   - database: analytics.sqlite, or `.inMemory` in tests.
+    ///   - sessions: resolves tokens (the auth session cache in production).
+    ///   - now: the clock running timers are read against.
+    public init(
+        database: DatabaseSettings, sessions: (any SessionResolver)?, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
+        host = try ServiceHost(
+            descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Schema.migrator,
+            eventsEndpoint: nil, logger: logger)
+        dispatcher = host.dispatcher(
+            router: Self.router(host.makeRouter(), database: host.database, now: now), sessions: sessions)
+    }
+
+    /// The event handler for one producer, as a consumer calls it. An event whose payload
+    /// cannot be read is logged and skipped (retrying it would stop the stream for good);
+    /// a database error is thrown, so the batch is retried.
+    public func handler(for producer: String) -> @Sendable (Database, Event) throws -> Void {
+        let logger = host.logger
+        let apply = Self.apply(producer)
+        return { db, event in
+            do {
+                try apply(db, event)
+            } catch let error as DecodingError {
+                logger.error(
+                    "event payload unreadable; skipped",
+                    metadata: [
+                        "events.producer": "\(producer)", "event.seq": "\(event.seq)", "event.type": "\(event.type)",
+                        "error.detail": "\(WireCoding.describe(error))",
+                    ])
+            }
+        }
+    }
+
+    /// The projection code for one producer's events (throws on an unreadable payload).
+    public static func apply(_ producer: String) -> @Sendable (Database, Event) throws -> Void {
+        switch producer {
+        case "records": applyRecordsEvent
+        case "weather-fetcher": applyWeatherEvent
+        case "auth": applyAuthEvent
+        default: { _, _ in }
+        }
+    }
+
+    /// Records' events: vehicles, fill-ups, catches, expenses, attendance, activities, time.
+    public static func applyRecordsEvent(_ db: Database, _ event: Event) throws {
+        guard let userId = event.userId else { return }
+        switch event.type {
+        case "vehicle.created", "vehicle.updated":
+            try FuelProjection.putVehicle(db, userId: userId, event.decode(VehiclePayload.self))
+        case "vehicle.deleted":
+            try FuelProjection.deleteVehicle(db, userId: userId, id: event.decode(IdPayload.self).id)
+        case "fillup.created", "fillup.updated":
+            try FuelProjection.putFill(db, userId: userId, FillupPayload(event))
+        case "fillup.deleted":
+            try FuelProjection.deleteFill(db, userId: userId, id: event.decode(FillupDeletedPayload.self).id)
+        case "expense.created", "expense.updated":
+            try ExpenseProjection.put(db, userId: userId, event.decode(ExpensePayload.self))
+        case "expense.deleted":
+            try ExpenseProjection.delete(db, userId: userId, id: event.decode(IdPayload.self).id)
+        case "attendance.created":
+            try AttendanceProjection.add(db, userId: userId, event.decode(AttendancePayload.self))
+        case "attendance.deleted":
+            try AttendanceProjection.remove(db, userId: userId, id: event.decode(IdPayload.self).id)
+        case "activity.created":
+            try TimeProjection.activityCreated(
+                db, userId: userId, event.decode(ActivityCreatedPayload.self), at: event.at)
+        case "activity.deleted":
+            try TimeProjection.activityDeleted(
+                db, userId: userId, event.decode(ActivityDeletedPayload.self), at: event.at)
+        case "time.saved":
+            try TimeProjection.timeSaved(db, userId: userId, event.decode(TimeSavedPayload.self), at: event.at)
+        case "timer.changed":
+            try TimeProjection.timerChanged(db, userId: userId, event.decode(TimerPayload.self))
+        case "catch.created", "catch.updated":
+            try CatchProjection.putCatch(db, userId: userId, CatchPayload(event))
+        case "catch.deleted":
+            try CatchProjection.deleteCatch(db, userId: userId, id: event.decode(IdPayload.self).id)
+        default:
+            break
+        }
+    }
+
+    /// Weather-fetcher's events: `conditions.ready` and `conditions.unavailable`.
+    public static func applyWeatherEvent(_ db: Database, _ event: Event) throws {
+        switch event.type {
+        case "conditions.ready":
+            try CatchProjection.conditionsReady(db, userId: event.userId, ConditionsReadyPayload(event))
+        case "conditions.unavailable":
+            try CatchProjection.conditionsUnavailable(
+                db, userId: event.userId, event.decode(ConditionsUnavailablePayload.self))
+        default:
+            break
+        }
+    }
+
+    /// Auth's events: `user.deleted` purges every row of that user.
+    public static func applyAuthEvent(_ db: Database, _ event: Event) throws {
+        guard event.type == AuthEvents.userDeleted else { return }
+        try purge(db, userId: event.decode(UserDeletedPayload.self).userId)
+    }
+
+    public static func purge(_ db: Database, userId: String) throws {
+        for sql in Schema.userTables { try db.execute(cached: sql, arguments: [userId]) }
+    }
+
+    static func router(_ router: Router, database: any DatabaseReader, now: @escaping @Sendable () -> Date) -> Router {
+        var router = router
+        router.read("analytics.fuel.stats") { (body: FuelStatsBody, context) in
+            try await database.read { db in try FuelQueries.stats(db, userId: context.userId, body: body) }
+        }
+        router.read("analytics.fuel.economy") { (body: FuelStatsBody, context) in
+            try await database.read { db in try FuelQueries.economy(db, userId: context.userId, body: body) }
+        }
+        router.read("analytics.expense.summary") { (body: ExpenseSummaryBody, context) in
+            try await database.read { db in try ExpenseQueries.summary(db, userId: context.userId, body: body) }
+        }
+        router.read("analytics.attendance.hours") { (body: AttendanceHoursBody, context) in
+            try await database.read { db in try AttendanceQueries.hours(db, userId: context.userId, body: body) }
+        }
+        router.read("analytics.time.summary") { (_: Empty, context) in
+            let at = now()
+            return try await database.read { db in try TimeQueries.summary(db, userId: context.userId, now: at) }
+        }
+        router.read("analytics.suggest") { (body: SuggestBody, context) in
+            try await database.read { db in try SuggestQueries.suggest(db, userId: context.userId, body: body) }
+        }
+        return router
+    }
+
+    /// The consumers of every producer, each applying its events to this database.
+    public func consumers(stack: StackConfiguration) throws -> [EventConsumer] {
+        try Self.producers.map { try host.consumer(of: $0, configuration: stack, handler: handler(for: $0)) }
+    }
+}
+
+/// Builds the whole analytics service for `main`: its host on the stack's analytics
+/// database, the session cache, and consumers of records, weather-fetcher and auth.
+public func makeAnalyticsService(stack: StackConfiguration, logger: Logger) throws -> [any Service] {
+    let sessions = try AuthSessions(configuration: stack, logger: logger)
+    let service = try AnalyticsService(
+        database: stack.databaseSettings(AnalyticsService.name), sessions: sessions.cache, logger: logger)
+    return service.host.services(
+        dispatcher: service.dispatcher, endpoint: stack.endpoint(AnalyticsService.name),
+        extra: [sessions.consumer] + (try service.consumers(stack: stack)))
+}

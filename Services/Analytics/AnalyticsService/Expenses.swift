@@ -1,0 +1,183 @@
+// Expenses: each expense is kept (for edits, deletes and the largest items) and summed into
+// one `expenseDay` row per user, UTC day, currency and category. `analytics.expense.summary`
+// reads only those day rows in the range (at most days × currencies × categories of them,
+// whatever the number of expenses), groups them by day, ISO week, month, year or category,
+// per currency: amounts in different currencies are never added together.
+import Foundation
+import GRDB
+import Runtime
+import Wire
+
+enum ExpenseProjection {
+    static func put(_ db: Database, userId: String, _ expense: ExpensePayload) throws {
+        try delete(db, userId: userId, id: expense.id)
+        let category = expense.category.flatMap { $0.isEmpty ? nil : $0 }
+        let currency = expense.currency ?? "USD"
+        let day = Day.of(expense.date)
+        try db.execute(
+            cached: """
+                INSERT INTO expense (id, userId, name, amountMinor, currency, date, day, category)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                expense.id, userId, expense.name ?? "", expense.amountMinor, currency, expense.date.ms, day, category,
+            ])
+        try addToDay(
+            db, userId: userId, day: day, currency: currency, category: category ?? "", amount: expense.amountMinor,
+            count: 1)
+    }
+
+    static func delete(_ db: Database, userId: String, id: String) throws {
+        guard
+            let old = try Row.fetchOne(
+                db, cached: "SELECT day, currency, category, amountMinor FROM expense WHERE userId = ? AND id = ?",
+                arguments: [userId, id])
+        else { return }
+        try db.execute(cached: "DELETE FROM expense WHERE id = ?", arguments: [id])
+        try addToDay(
+            db, userId: userId, day: old["day"], currency: old["currency"], category: old["category"] ?? "",
+            amount: -(old["amountMinor"] as Int64), count: -1)
+    }
+
+    private static func addToDay(
+        _ db: Database, userId: String, day: Int64, currency: String, category: String, amount: Int64, count: Int
+    ) throws {
+        if count > 0 {
+            try db.execute(
+                cached: """
+                    INSERT INTO expenseDay (userId, day, currency, category, totalMinor, count) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (userId, day, currency, category) DO UPDATE SET totalMinor = totalMinor + excluded.totalMinor,
+                        count = count + excluded.count
+                    """,
+                arguments: [userId, day, currency, category, amount, count])
+        } else {
+            // the CHECK (count >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
+            try db.execute(
+                cached: """
+                    UPDATE expenseDay SET totalMinor = totalMinor + ?, count = count + ?
+                    WHERE userId = ? AND day = ? AND currency = ? AND category = ?
+                    """,
+                arguments: [amount, count, userId, day, currency, category])
+            try db.execute(
+                cached:
+                    "DELETE FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ? AND count = 0",
+                arguments: [userId, day, currency, category])
+        }
+    }
+}
+
+// MARK: Summary
+
+struct ExpenseSummaryBody: Decodable, Sendable {
+    var by: String?
+    var from: String?
+    var to: String?
+}
+
+struct ExpenseGroup: Codable, Sendable, Equatable {
+    /// `2026-05-10`, `2026-W19`, `2026-05`, `2026`, or the category (by category).
+    var key: String
+    /// The category when grouping by category (null: expenses without one).
+    var category: String?
+    var totalMinor: Int64
+    var count: Int
+}
+
+struct LargestExpense: Codable, Sendable, Equatable {
+    var id: String
+    var name: String
+    var amountMinor: Int64
+    var date: Date
+    var category: String?
+}
+
+struct CurrencySummary: Codable, Sendable, Equatable {
+    var currency: String
+    var totalMinor: Int64
+    var count: Int
+    /// Total over the days of the range (2 decimals, minor units).
+    var averagePerDayMinor: Decimal
+    var groups: [ExpenseGroup]
+    /// The five largest expenses in the range.
+    var largest: [LargestExpense]
+}
+
+struct ExpenseSummary: Codable, Sendable, Equatable {
+    var by: String
+    /// The days summarised: `from` inclusive, `to` exclusive (null when there is nothing).
+    var from: String?
+    var to: String?
+    var days: Int
+    var currencies: [CurrencySummary]
+}
+
+enum ExpenseQueries {
+    static let groupings = Period.allCases.map(\.rawValue) + ["category"]
+
+    static func summary(_ db: Database, userId: String, body: ExpenseSummaryBody) throws -> ExpenseSummary {
+        let by = body.by ?? "month"
+        guard groupings.contains(by) else {
+            throw ServiceError.invalid("by", "must be one of \(groupings.joined(separator: ", ")) (got \"\(by)\")")
+        }
+        let range = try DayRange(from: body.from, to: body.to)
+        let rows = try Row.fetchAll(
+            db,
+            cached: """
+                SELECT day, currency, category, totalMinor, count FROM expenseDay
+                WHERE userId = ? AND day >= ? AND day < ? ORDER BY currency, day
+                """,
+            arguments: [userId, range.lower, range.upper])
+        let days = rows.map { $0["day"] as Int64 }
+        guard let first = range.from ?? days.min(), let end = range.to ?? days.max().map({ $0 + 1 }) else {
+            return ExpenseSummary(by: by, from: nil, to: nil, days: 0, currencies: [])
+        }
+        let dayCount = max(1, end - first)
+        var byCurrency: [String: [Row]] = [:]
+        for row in rows { byCurrency[row["currency"], default: []].append(row) }
+        let currencies = try byCurrency.keys.sorted().map { currency -> CurrencySummary in
+            let rows = byCurrency[currency]!
+            var groups: [String: ExpenseGroup] = [:]
+            var order: [String] = []
+            for row in rows {
+                let category: String = row["category"]
+                let key: String
+                if let period = Period(rawValue: by) {
+                    key = Day.label(row["day"], by: period)
+                } else {
+                    key = category.isEmpty ? "uncategorized" : category
+                }
+                if groups[key] == nil {
+                    order.append(key)
+                    groups[key] = ExpenseGroup(
+                        key: key, category: by == "category" && !category.isEmpty ? category : nil, totalMinor: 0,
+                        count: 0)
+                }
+                groups[key]!.totalMinor += row["totalMinor"] as Int64
+                groups[key]!.count += row["count"] as Int
+            }
+            var list = order.map { groups[$0]! }
+            if by == "category" {
+                list.sort { ($0.totalMinor, $1.key) > ($1.totalMinor, $0.key) }
+            }
+            let total = list.reduce(Int64(0)) { $0 + $1.totalMinor }
+            let largest = try Row.fetchAll(
+                db,
+                cached: """
+                    SELECT id, name, amountMinor, date, category FROM expense
+                    WHERE userId = ? AND currency = ? AND day >= ? AND day < ?
+                    ORDER BY amountMinor DESC, date DESC, id LIMIT 5
+                    """,
+                arguments: [userId, currency, range.lower, range.upper]
+            ).map {
+                LargestExpense(
+                    id: $0["id"], name: $0["name"], amountMinor: $0["amountMinor"], date: Date(ms: $0["date"]),
+                    category: $0["category"])
+            }
+            return CurrencySummary(
+                currency: currency, totalMinor: total, count: list.reduce(0) { $0 + $1.count },
+                averagePerDayMinor: (Decimal(total) / Decimal(dayCount)).rounded(2), groups: list, largest: largest)
+        }
+        return ExpenseSummary(
+            by: by, from: Day.text(first), to: Day.text(end), days: Int(dayCount), currencies: currencies)
+    }
+}

@@ -1,0 +1,343 @@
+// The fuel projection: vehicles and their fill-ups from records' events, with the walk's
+// result stored per fill-up and the aggregates stored per vehicle, so `analytics.fuel.stats`
+// reads one vehicle row and its few currency rows.
+//
+// A created, edited or deleted fill-up re-walks the vehicle from the first position it
+// touched (the lower of its old and new place in date order), starting from the state
+// stored after the fill-up before it, and stops at the first fill-up past both places whose
+// recomputed result and state equal the stored ones: everything after it is unchanged. An
+// append walks one fill-up; an insert in the middle walks to the end of its segment.
+// Aggregates change by the difference between old and new results (integer sums).
+import Foundation
+import GRDB
+
+enum FuelProjection {
+    // MARK: Vehicles
+
+    static func putVehicle(_ db: Database, userId: String, _ vehicle: VehiclePayload) throws {
+        let distance = DistanceUnit(rawValue: vehicle.distanceUnit ?? "") ?? .mi
+        let volume = VolumeUnit(rawValue: vehicle.volumeUnit ?? "") ?? .gal
+        try db.execute(
+            cached: """
+                INSERT INTO vehicle (id, userId, nickname, distanceUnit, volumeUnit) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET nickname = excluded.nickname, distanceUnit = excluded.distanceUnit,
+                    volumeUnit = excluded.volumeUnit
+                WHERE vehicle.userId = excluded.userId
+                """,
+            arguments: [vehicle.id, userId, vehicle.nickname ?? "", distance.rawValue, volume.rawValue])
+    }
+
+    static func deleteVehicle(_ db: Database, userId: String, id: String) throws {
+        // fill and fuelSpend rows go with it (ON DELETE CASCADE)
+        try db.execute(cached: "DELETE FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
+    }
+
+    /// A fill-up for a vehicle this projection has not seen (its event was lost, or it was
+    /// recorded before analytics existed) gets a vehicle with the default units; the
+    /// vehicle's next event sets them.
+    private static func ensureVehicle(_ db: Database, userId: String, id: String) throws -> Bool {
+        if let owner = try String.fetchOne(db, cached: "SELECT userId FROM vehicle WHERE id = ?", arguments: [id]) {
+            return owner == userId
+        }
+        try db.execute(
+            cached: "INSERT INTO vehicle (id, userId, distanceUnit, volumeUnit) VALUES (?, ?, 'mi', 'gal')",
+            arguments: [id, userId])
+        return true
+    }
+
+    // MARK: Fill-ups
+
+    static func putFill(_ db: Database, userId: String, _ payload: FillupPayload) throws {
+        let fill = FuelFill(
+            id: payload.id, date: payload.date.ms, odometer: payload.odometer?.value, trip: payload.trip?.value,
+            volume: payload.volume.value, totalMinor: payload.totalMinor, currency: payload.currency ?? "USD",
+            full: payload.full ?? true, missed: payload.missed ?? false)
+        guard fill.volume > 0, try ensureVehicle(db, userId: userId, id: payload.vehicleId) else { return }
+        let old = try StoredFill.find(db, userId: userId, id: fill.id)
+        if let old, old.vehicleId != payload.vehicleId {
+            // records never moves a fill-up between vehicles; if it did, treat it as a delete and an add
+            try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil)
+            try change(db, userId: userId, vehicleId: payload.vehicleId, old: nil, new: fill)
+            return
+        }
+        try change(db, userId: userId, vehicleId: payload.vehicleId, old: old, new: fill)
+    }
+
+    static func deleteFill(_ db: Database, userId: String, id: String) throws {
+        guard let old = try StoredFill.find(db, userId: userId, id: id) else { return }
+        try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil)
+    }
+
+    /// Replaces `old` by `new` (either may be nil) and re-walks what that affects.
+    static func change(_ db: Database, userId: String, vehicleId: String, old: StoredFill?, new: FuelFill?) throws {
+        var delta = Delta()
+        if let old {
+            delta.remove(old.result)
+            delta.fills -= 1
+            try spend(db, userId: userId, vehicleId: vehicleId, old.fill, sign: -1)
+        }
+        if let new {
+            delta.fills += 1
+            try spend(db, userId: userId, vehicleId: vehicleId, new, sign: 1)
+            let raw: StatementArguments = [
+                new.date, new.odometer, new.odometer ?? -1, new.trip, new.volume, new.totalMinor, new.currency,
+                new.full,
+                new.missed,
+            ]
+            if old != nil {
+                // The result is unknown until the walk reaches it ('pending' never equals a result).
+                try db.execute(
+                    cached: """
+                        UPDATE fill SET date = ?, odometer = ?, odoKey = ?, trip = ?, volume = ?, totalMinor = ?,
+                            currency = ?, full = ?, missed = ?, outcome = 'pending', segmentDistance = NULL,
+                            segmentVolume = NULL, segmentCostMinor = NULL, segmentCurrency = NULL, ratio = NULL
+                        WHERE id = ?
+                        """,
+                    arguments: raw + [new.id])
+            } else {
+                try db.execute(
+                    cached: """
+                        INSERT INTO fill (date, odometer, odoKey, trip, volume, totalMinor, currency, full, missed,
+                            id, userId, vehicleId)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: raw + [new.id, userId, vehicleId])
+            }
+        } else if let old {
+            try db.execute(cached: "DELETE FROM fill WHERE id = ?", arguments: [old.fill.id])
+        }
+
+        let keys = [old?.fill.key, new?.key].compactMap { $0 }
+        guard let start = keys.min(), let mustReach = keys.max() else { return }
+        try walk(db, vehicleId: vehicleId, from: start, mustReach: mustReach, delta: &delta)
+        try apply(db, userId: userId, vehicleId: vehicleId, delta)
+        try refreshSummary(db, vehicleId: vehicleId)
+    }
+
+    /// Re-walks from `start` (inclusive) until past `mustReach` and back in step with what is stored.
+    private static func walk(
+        _ db: Database, vehicleId: String, from start: FillKey, mustReach: FillKey, delta: inout Delta
+    ) throws {
+        var state =
+            try Row.fetchOne(
+                db,
+                cached: StoredFill.select + """
+                     FROM fill WHERE vehicleId = ? AND (date, odoKey, id) < (?, ?, ?)
+                    ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1
+                    """,
+                arguments: [vehicleId, start.date, start.odoKey, start.id]
+            ).map(StoredFill.init(row:)).map(\.state) ?? .start
+        var cursor = start
+        var inclusive = true
+        while true {
+            let rows = try Row.fetchAll(
+                db,
+                cached: inclusive
+                    ? StoredFill.select + """
+                         FROM fill WHERE vehicleId = ? AND (date, odoKey, id) >= (?, ?, ?)
+                        ORDER BY date, odoKey, id LIMIT 256
+                        """
+                    : StoredFill.select + """
+                         FROM fill WHERE vehicleId = ? AND (date, odoKey, id) > (?, ?, ?)
+                        ORDER BY date, odoKey, id LIMIT 256
+                        """,
+                arguments: [vehicleId, cursor.date, cursor.odoKey, cursor.id])
+            for row in rows {
+                let stored = StoredFill(row: row)
+                let (result, after) = FuelWalk.step(state, stored.fill)
+                if result == stored.result && after == stored.state {
+                    if mustReach < stored.fill.key { return }
+                } else {
+                    delta.remove(stored.result)
+                    delta.add(result)
+                    try store(db, id: stored.fill.id, result, after)
+                }
+                state = after
+            }
+            guard rows.count == 256, let last = rows.last else { return }
+            cursor = StoredFill(row: last).fill.key
+            inclusive = false
+        }
+    }
+
+    private static func store(_ db: Database, id: String, _ result: FuelResult, _ state: FuelState) throws {
+        try db.execute(
+            cached: """
+                UPDATE fill SET outcome = ?, segmentDistance = ?, segmentVolume = ?, segmentCostMinor = ?,
+                    segmentCurrency = ?, ratio = ?, anchored = ?, reading = ?, openFills = ?, openDistance = ?,
+                    openVolume = ?, openCostMinor = ?, openCurrency = ?
+                WHERE id = ?
+                """,
+            arguments: [
+                result.outcome.rawValue, result.distance, result.volume, result.costMinor, result.currency,
+                result.ratio,
+                state.anchored, state.reading, state.openFills, state.openDistance, state.openVolume,
+                state.openCostMinor, state.openCurrency, id,
+            ])
+    }
+
+    /// Everything spent per vehicle and currency follows the fill-ups themselves.
+    private static func spend(_ db: Database, userId: String, vehicleId: String, _ fill: FuelFill, sign: Int64) throws {
+        try db.execute(
+            cached: """
+                INSERT INTO fuelSpend (vehicleId, currency, userId, fills, totalMinor, volume) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (vehicleId, currency) DO UPDATE SET fills = fills + excluded.fills,
+                    totalMinor = totalMinor + excluded.totalMinor, volume = volume + excluded.volume
+                """,
+            arguments: [vehicleId, fill.currency, userId, sign, sign * fill.totalMinor, sign * fill.volume])
+    }
+
+    /// Sums of closed segments and closed cost per currency, as differences.
+    struct Delta {
+        var fills = 0
+        var segments = 0
+        var distance: Int64 = 0
+        var volume: Int64 = 0
+        var cost: [String: (cost: Int64, distance: Int64)] = [:]
+
+        mutating func add(_ result: FuelResult?, sign: Int64 = 1) {
+            guard let result, result.outcome == .closed, let d = result.distance, let v = result.volume else { return }
+            segments += Int(sign)
+            distance += sign * d
+            volume += sign * v
+            if let currency = result.currency, let c = result.costMinor {
+                let current = cost[currency] ?? (0, 0)
+                cost[currency] = (current.cost + sign * c, current.distance + sign * d)
+            }
+        }
+
+        mutating func remove(_ result: FuelResult?) { add(result, sign: -1) }
+    }
+
+    private static func apply(_ db: Database, userId: String, vehicleId: String, _ delta: Delta) throws {
+        try db.execute(
+            cached: """
+                UPDATE vehicle SET fills = fills + ?, closedSegments = closedSegments + ?,
+                    closedDistance = closedDistance + ?, closedVolume = closedVolume + ?
+                WHERE id = ?
+                """,
+            arguments: [delta.fills, delta.segments, delta.distance, delta.volume, vehicleId])
+        for (currency, change) in delta.cost where change.cost != 0 || change.distance != 0 {
+            try db.execute(
+                cached: """
+                    INSERT INTO fuelSpend (vehicleId, currency, userId, closedCostMinor, closedDistance) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (vehicleId, currency) DO UPDATE SET closedCostMinor = closedCostMinor + excluded.closedCostMinor,
+                        closedDistance = closedDistance + excluded.closedDistance
+                    """,
+                arguments: [vehicleId, currency, userId, change.cost, change.distance])
+        }
+        try db.execute(
+            cached: "DELETE FROM fuelSpend WHERE vehicleId = ? AND fills = 0 AND closedDistance = 0",
+            arguments: [vehicleId])
+    }
+
+    /// Last, best and worst economy and the open segment, read through indexes and stored
+    /// on the vehicle so the stats query reads one row.
+    private static func refreshSummary(_ db: Database, vehicleId: String) throws {
+        let open = try Row.fetchOne(
+            db,
+            cached: """
+                SELECT openFills, openDistance, openVolume FROM fill WHERE vehicleId = ?
+                ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1
+                """, arguments: [vehicleId])
+        let last = try Row.fetchOne(
+            db,
+            cached: """
+                SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND outcome = 'closed'
+                ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1
+                """, arguments: [vehicleId])
+        let best = try Row.fetchOne(
+            db,
+            cached: """
+                SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND ratio IS NOT NULL
+                ORDER BY ratio DESC LIMIT 1
+                """, arguments: [vehicleId])
+        let worst = try Row.fetchOne(
+            db,
+            cached: """
+                SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND ratio IS NOT NULL
+                ORDER BY ratio ASC LIMIT 1
+                """, arguments: [vehicleId])
+        func fields(_ row: Row?) -> [(any DatabaseValueConvertible)?] {
+            [
+                row?["id"] as String?, row?["date"] as Int64?, row?["segmentDistance"] as Int64?,
+                row?["segmentVolume"] as Int64?,
+            ]
+        }
+        let arguments: [(any DatabaseValueConvertible)?] =
+            [
+                open?["openFills"] as Int? ?? 0, open?["openDistance"] as Int64? ?? 0,
+                open?["openVolume"] as Int64? ?? 0,
+            ] + fields(last) + fields(best) + fields(worst) + [vehicleId]
+        try db.execute(
+            cached: """
+                UPDATE vehicle SET openFills = ?, openDistance = ?, openVolume = ?,
+                    lastFillId = ?, lastDate = ?, lastDistance = ?, lastVolume = ?,
+                    bestFillId = ?, bestDate = ?, bestDistance = ?, bestVolume = ?,
+                    worstFillId = ?, worstDate = ?, worstDistance = ?, worstVolume = ?
+                WHERE id = ?
+                """, arguments: StatementArguments(arguments))
+    }
+}
+
+/// A fill-up row: the fill-up, its stored result (nil while pending) and the state after it.
+struct StoredFill: Sendable {
+    var vehicleId: String
+    var fill: FuelFill
+    var result: FuelResult?
+    var state: FuelState
+
+    /// The columns `init(row:)` reads, by position (reading by name costs a case-insensitive
+    /// lookup per column, a tenth of a bulk replay).
+    static let select = """
+        SELECT id, vehicleId, date, odometer, trip, volume, totalMinor, currency, full, missed, outcome,
+            segmentDistance, segmentVolume, segmentCostMinor, segmentCurrency, anchored, reading, openFills,
+            openDistance, openVolume, openCostMinor, openCurrency
+        """
+
+    init(row: Row) {
+        vehicleId = row[1]
+        fill = FuelFill(
+            id: row[0], date: row[2], odometer: row[3], trip: row[4], volume: row[5], totalMinor: row[6],
+            currency: row[7], full: row[8], missed: row[9])
+        result = FuelOutcome(rawValue: row[10]).map {
+            FuelResult(outcome: $0, distance: row[11], volume: row[12], costMinor: row[13], currency: row[14])
+        }
+        state = FuelState(
+            anchored: row[15], reading: row[16], openFills: row[17], openDistance: row[18], openVolume: row[19],
+            openCostMinor: row[20], openCurrency: row[21])
+    }
+
+    static func find(_ db: Database, userId: String, id: String) throws -> StoredFill? {
+        try Row.fetchOne(
+            db, cached: StoredFill.select + " FROM fill WHERE userId = ? AND id = ?", arguments: [userId, id]
+        )
+        .map(StoredFill.init(row:))
+    }
+}
+
+enum DistanceUnit: String, Sendable, Codable {
+    case mi, km
+
+    /// Kilometres in one unit (exact: the international mile is 1.609344 km).
+    var kilometres: Decimal { self == .mi ? Decimal(string: "1.609344")! : 1 }
+}
+
+enum VolumeUnit: String, Sendable, Codable {
+    case gal, l, ukgal
+
+    /// Litres in one unit (exact: US gallon 3.785411784 L, imperial gallon 4.54609 L).
+    var litres: Decimal {
+        switch self {
+        case .gal: Decimal(string: "3.785411784")!
+        case .l: 1
+        case .ukgal: Decimal(string: "4.54609")!
+        }
+    }
+}
+
+extension Date {
+    /// Whole milliseconds since 1970.
+    var ms: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    init(ms: Int64) { self.init(timeIntervalSince1970: TimeInterval(ms) / 1000) }
+}

@@ -1,0 +1,267 @@
+// The fields analytics reads from other services' events, decoded tolerantly: extra fields
+// are ignored and whatever a producer may leave out is optional. These mirror (and do not
+// import) the structs records, weather-fetcher and auth pass to `Outbox.append`; the
+// consumed events are listed in docs/protocol-analytics.md.
+import Foundation
+import Storage
+import Wire
+
+/// A quantity with at most three decimals as integer thousandths (records' `Milli` on the
+/// wire: a JSON number). Valid inputs (below 10^12) are exact through a Double.
+struct Thousandths: Decodable, Sendable, Equatable {
+    var value: Int64
+
+    init(_ value: Int64) { self.value = value }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let number = try container.decode(Double.self)
+        guard number.isFinite, abs(number) < 1e14 else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a quantity: \(number)")
+        }
+        value = Int64((number * 1000).rounded())
+    }
+}
+
+struct VehiclePayload: Decodable, Sendable {
+    var id: String
+    var nickname: String?
+    var distanceUnit: String?
+    var volumeUnit: String?
+}
+
+struct IdPayload: Decodable, Sendable {
+    var id: String
+}
+
+struct FillupPayload: Decodable, Sendable {
+    var id: String
+    var vehicleId: String
+    var date: Date
+    var odometer: Thousandths?
+    var trip: Thousandths?
+    var volume: Thousandths
+    var totalMinor: Int64
+    var currency: String?
+    var full: Bool?
+    var missed: Bool?
+}
+
+struct FillupDeletedPayload: Decodable, Sendable {
+    var id: String
+    var vehicleId: String?
+}
+
+struct ExpensePayload: Decodable, Sendable {
+    var id: String
+    var name: String?
+    var amountMinor: Int64
+    var currency: String?
+    var date: Date
+    var category: String?
+}
+
+struct AttendancePayload: Decodable, Sendable {
+    var id: String
+    var kind: String
+    var at: Date
+}
+
+struct ActivityCreatedPayload: Decodable, Sendable {
+    var id: String
+    var name: String
+    var createdAt: Date?
+}
+
+struct ActivityDeletedPayload: Decodable, Sendable {
+    var id: String
+    var name: String?
+    var totalMs: Int64?
+}
+
+struct TimeSavedPayload: Decodable, Sendable {
+    var id: String
+    var activityId: String
+    var durationMs: Int64
+}
+
+struct TimerPayload: Decodable, Sendable {
+    var activityId: String
+    var state: String
+    var accumulatedMs: Int64?
+    var runningSince: Date?
+}
+
+struct CatchPayload: Decodable, Sendable {
+    var id: String
+    var species: String
+    var bait: String?
+    var water: String?
+    var latitude: Double?
+    var longitude: Double?
+    var caughtAt: Date?
+}
+
+/// `conditions.ready {catchId, summary, conditions}`: the buckets analytics counts, and the
+/// place and hour they were fetched for (to tell them from a stale answer after an edit).
+struct ConditionsReadyPayload: Decodable, Sendable {
+    var catchId: String
+    var summary: String?
+    var conditions: ConditionsPayload
+}
+
+struct ConditionsPayload: Decodable, Sendable {
+    var hour: Date?
+    var latitude: Double?
+    var longitude: Double?
+    var temperatureBand: String?
+    var pressureBand: String?
+    var pressureTrend: String?
+    var beaufort: Int?
+    var windDirection: String?
+    var sky: String?
+    var timeOfDay: String?
+    var moonPhase: String?
+    var tidePhase: String?
+    var tideHeightBand: String?
+}
+
+/// `conditions.unavailable {catchId, reason}`; `hour`, `latitude` and `longitude` are read
+/// when the weather-fetcher includes them.
+struct ConditionsUnavailablePayload: Decodable, Sendable {
+    var catchId: String
+    var reason: String?
+    var hour: Date?
+    var latitude: Double?
+    var longitude: Double?
+}
+
+struct UserDeletedPayload: Decodable, Sendable {
+    var userId: String
+}
+
+// MARK: Fast paths
+
+/// Reads fields straight from an event's JSON, for the payloads a bulk replay sees most
+/// (fill-ups, catches, conditions): going through JSONEncoder and JSONDecoder cost about
+/// as much as the projection itself. Same tolerance as the Decodable structs; a missing
+/// or mistyped required field throws a DecodingError (the event is then skipped and logged).
+struct PayloadReader {
+    let object: [String: JSONValue]
+    let type: String
+
+    init(_ value: JSONValue, type: String) throws {
+        guard case .object(let object) = value else { throw Self.error(type, "is not a JSON object") }
+        self.object = object
+        self.type = type
+    }
+
+    static func error(_ type: String, _ message: String) -> DecodingError {
+        DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(type) payload: \(message)"))
+    }
+
+    private func present(_ key: String) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    func string(_ key: String) throws -> String {
+        guard let value = try optionalString(key) else { throw Self.error(type, "\(key) is required") }
+        return value
+    }
+
+    func optionalString(_ key: String) throws -> String? {
+        guard let value = present(key) else { return nil }
+        guard let text = value.stringValue else { throw Self.error(type, "\(key) must be a string") }
+        return text
+    }
+
+    func date(_ key: String) throws -> Date {
+        guard let value = try optionalDate(key) else { throw Self.error(type, "\(key) is required") }
+        return value
+    }
+
+    func optionalDate(_ key: String) throws -> Date? {
+        guard let text = try optionalString(key) else { return nil }
+        guard let date = WireTime.parse(text) else { throw Self.error(type, "\(key) is not an ISO-8601 time") }
+        return date
+    }
+
+    func double(_ key: String) throws -> Double? {
+        guard let value = present(key) else { return nil }
+        guard let number = value.doubleValue, number.isFinite else { throw Self.error(type, "\(key) must be a number") }
+        return number
+    }
+
+    func int64(_ key: String) throws -> Int64 {
+        guard let number = try double(key) else { throw Self.error(type, "\(key) is required") }
+        guard number.rounded() == number, abs(number) < 9e15 else {
+            throw Self.error(type, "\(key) must be an integer")
+        }
+        return Int64(number)
+    }
+
+    /// A quantity with at most 3 decimals, as thousandths.
+    func thousandths(_ key: String) throws -> Int64? {
+        guard let number = try double(key) else { return nil }
+        guard abs(number) < 1e14 else { throw Self.error(type, "\(key) is out of range") }
+        return Int64((number * 1000).rounded())
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        guard let value = present(key) else { return nil }
+        guard let flag = value.boolValue else { throw Self.error(type, "\(key) must be true or false") }
+        return flag
+    }
+
+    func nested(_ key: String) throws -> PayloadReader {
+        guard let value = present(key) else { throw Self.error(type, "\(key) is required") }
+        return try PayloadReader(value, type: type + "." + key)
+    }
+}
+
+extension FillupPayload {
+    init(_ event: Event) throws {
+        let r = try PayloadReader(event.data, type: event.type)
+        guard let volume = try r.thousandths("volume") else {
+            throw PayloadReader.error(event.type, "volume is required")
+        }
+        self.init(
+            id: try r.string("id"), vehicleId: try r.string("vehicleId"), date: try r.date("date"),
+            odometer: try r.thousandths("odometer").map(Thousandths.init),
+            trip: try r.thousandths("trip").map(Thousandths.init),
+            volume: Thousandths(volume), totalMinor: try r.int64("totalMinor"),
+            currency: try r.optionalString("currency"),
+            full: try r.bool("full"), missed: try r.bool("missed"))
+    }
+}
+
+extension CatchPayload {
+    init(_ event: Event) throws {
+        let r = try PayloadReader(event.data, type: event.type)
+        self.init(
+            id: try r.string("id"), species: try r.string("species"), bait: try r.optionalString("bait"),
+            water: try r.optionalString("water"), latitude: try r.double("latitude"),
+            longitude: try r.double("longitude"),
+            caughtAt: try r.optionalDate("caughtAt"))
+    }
+}
+
+extension ConditionsReadyPayload {
+    init(_ event: Event) throws {
+        let r = try PayloadReader(event.data, type: event.type)
+        let c = try r.nested("conditions")
+        let beaufort = try c.double("beaufort").map { Int($0.rounded()) }
+        self.init(
+            catchId: try r.string("catchId"), summary: try r.optionalString("summary"),
+            conditions: ConditionsPayload(
+                hour: try c.optionalDate("hour"), latitude: try c.double("latitude"),
+                longitude: try c.double("longitude"),
+                temperatureBand: try c.optionalString("temperatureBand"),
+                pressureBand: try c.optionalString("pressureBand"),
+                pressureTrend: try c.optionalString("pressureTrend"), beaufort: beaufort,
+                windDirection: try c.optionalString("windDirection"), sky: try c.optionalString("sky"),
+                timeOfDay: try c.optionalString("timeOfDay"), moonPhase: try c.optionalString("moonPhase"),
+                tidePhase: try c.optionalString("tidePhase"), tideHeightBand: try c.optionalString("tideHeightBand")))
+    }
+}

@@ -1,0 +1,225 @@
+// The analytics schema: projections of other services' events, each kept current inside the
+// event consumer's transaction (with its checkpoint). Every table carries `userId` so a
+// `user.deleted` purges it with one statement per table, and every query is scoped by it.
+//
+// Fuel keeps the fill-ups themselves plus, per fill-up, the result of the full-to-full walk
+// and the walk's state after it, so a change recomputes from the first affected position
+// and stops as soon as the walk matches what was stored (docs/fuel-economy.md).
+import GRDB
+
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("analytics.v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE vehicle (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        nickname TEXT NOT NULL DEFAULT '',
+                        distanceUnit TEXT NOT NULL CHECK (distanceUnit IN ('mi', 'km')),
+                        volumeUnit TEXT NOT NULL CHECK (volumeUnit IN ('gal', 'l', 'ukgal')),
+                        fills INTEGER NOT NULL DEFAULT 0 CHECK (fills >= 0),
+                        closedSegments INTEGER NOT NULL DEFAULT 0 CHECK (closedSegments >= 0),
+                        closedDistance INTEGER NOT NULL DEFAULT 0,
+                        closedVolume INTEGER NOT NULL DEFAULT 0,
+                        -- partial fill-ups after the last closed segment, waiting for a full one
+                        openFills INTEGER NOT NULL DEFAULT 0,
+                        openDistance INTEGER NOT NULL DEFAULT 0,
+                        openVolume INTEGER NOT NULL DEFAULT 0,
+                        lastFillId TEXT, lastDate INTEGER, lastDistance INTEGER, lastVolume INTEGER,
+                        bestFillId TEXT, bestDate INTEGER, bestDistance INTEGER, bestVolume INTEGER,
+                        worstFillId TEXT, worstDate INTEGER, worstDistance INTEGER, worstVolume INTEGER
+                    );
+                    CREATE INDEX vehicle_user ON vehicle(userId);
+
+                    CREATE TABLE fill (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        vehicleId TEXT NOT NULL REFERENCES vehicle(id) ON DELETE CASCADE,
+                        date INTEGER NOT NULL,
+                        odometer INTEGER,
+                        -- the odometer or -1: a non-null sort key (date, odoKey, id)
+                        odoKey INTEGER NOT NULL,
+                        trip INTEGER,
+                        volume INTEGER NOT NULL CHECK (volume > 0),
+                        totalMinor INTEGER NOT NULL,
+                        currency TEXT NOT NULL,
+                        full INTEGER NOT NULL,
+                        missed INTEGER NOT NULL,
+                        -- the walk's result for this fill-up
+                        outcome TEXT NOT NULL DEFAULT 'pending',
+                        segmentDistance INTEGER,
+                        segmentVolume INTEGER,
+                        segmentCostMinor INTEGER,
+                        segmentCurrency TEXT,
+                        ratio REAL,
+                        -- the walk's state after this fill-up
+                        anchored INTEGER NOT NULL DEFAULT 0,
+                        reading INTEGER,
+                        openFills INTEGER NOT NULL DEFAULT 0,
+                        openDistance INTEGER NOT NULL DEFAULT 0,
+                        openVolume INTEGER NOT NULL DEFAULT 0,
+                        openCostMinor INTEGER NOT NULL DEFAULT 0,
+                        openCurrency TEXT
+                    );
+                    CREATE INDEX fill_order ON fill(vehicleId, date, odoKey, id);
+                    CREATE INDEX fill_ratio ON fill(vehicleId, ratio) WHERE ratio IS NOT NULL;
+                    CREATE INDEX fill_user ON fill(userId);
+
+                    -- per vehicle and currency: everything spent, and the cost and distance of
+                    -- closed single-currency segments (cost per distance)
+                    CREATE TABLE fuelSpend (
+                        vehicleId TEXT NOT NULL REFERENCES vehicle(id) ON DELETE CASCADE,
+                        currency TEXT NOT NULL,
+                        userId TEXT NOT NULL,
+                        fills INTEGER NOT NULL DEFAULT 0,
+                        totalMinor INTEGER NOT NULL DEFAULT 0,
+                        volume INTEGER NOT NULL DEFAULT 0,
+                        closedCostMinor INTEGER NOT NULL DEFAULT 0,
+                        closedDistance INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (vehicleId, currency)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX fuelSpend_user ON fuelSpend(userId);
+
+                    CREATE TABLE expense (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        amountMinor INTEGER NOT NULL,
+                        currency TEXT NOT NULL,
+                        date INTEGER NOT NULL,
+                        day INTEGER NOT NULL,
+                        category TEXT
+                    );
+                    CREATE INDEX expense_day ON expense(userId, currency, day);
+                    CREATE INDEX expense_amount ON expense(userId, currency, amountMinor);
+
+                    -- the aggregate every expense summary reads: one row per day, currency and
+                    -- category ('' when none)
+                    CREATE TABLE expenseDay (
+                        userId TEXT NOT NULL,
+                        day INTEGER NOT NULL,
+                        currency TEXT NOT NULL,
+                        category TEXT NOT NULL,
+                        totalMinor INTEGER NOT NULL,
+                        count INTEGER NOT NULL CHECK (count >= 0),
+                        PRIMARY KEY (userId, day, currency, category)
+                    ) WITHOUT ROWID;
+
+                    CREATE TABLE attendance (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        kind TEXT NOT NULL CHECK (kind IN ('arrival', 'departure')),
+                        at INTEGER NOT NULL,
+                        -- an arrival not followed by a departure, or a departure not preceded
+                        -- by an arrival
+                        open INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX attendance_order ON attendance(userId, at, id);
+                    CREATE INDEX attendance_latest ON attendance(userId, kind, at);
+                    CREATE INDEX attendance_open ON attendance(userId, at) WHERE open = 1;
+
+                    CREATE TABLE attendanceDay (
+                        userId TEXT NOT NULL,
+                        day INTEGER NOT NULL,
+                        workedMs INTEGER NOT NULL,
+                        PRIMARY KEY (userId, day)
+                    ) WITHOUT ROWID;
+
+                    CREATE TABLE activity (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        createdAt INTEGER NOT NULL,
+                        deleted INTEGER NOT NULL DEFAULT 0,
+                        totalMs INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX activity_user ON activity(userId, createdAt);
+
+                    -- saved times already counted, so a replayed one is never counted twice
+                    CREATE TABLE timeEntry (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        activityId TEXT NOT NULL,
+                        durationMs INTEGER NOT NULL
+                    );
+                    CREATE INDEX timeEntry_user ON timeEntry(userId);
+
+                    CREATE TABLE timer (
+                        activityId TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        accumulatedMs INTEGER NOT NULL,
+                        runningSince INTEGER
+                    );
+                    CREATE INDEX timer_user ON timer(userId);
+
+                    CREATE TABLE netWorth (
+                        userId TEXT PRIMARY KEY NOT NULL,
+                        totalMs INTEGER NOT NULL
+                    );
+
+                    CREATE TABLE fishCatch (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT NOT NULL,
+                        species TEXT NOT NULL,
+                        water TEXT NOT NULL,
+                        bait TEXT NOT NULL,
+                        caughtAt INTEGER,
+                        latitude DOUBLE,
+                        longitude DOUBLE
+                    );
+                    CREATE INDEX fishCatch_user ON fishCatch(userId);
+
+                    -- the weather-fetcher's answer for a catch; may arrive before the catch
+                    CREATE TABLE catchConditions (
+                        catchId TEXT PRIMARY KEY NOT NULL,
+                        userId TEXT,
+                        status TEXT NOT NULL CHECK (status IN ('ready', 'unavailable')),
+                        reason TEXT,
+                        hour INTEGER,
+                        latitude DOUBLE,
+                        longitude DOUBLE,
+                        temperatureBand TEXT, pressureBand TEXT, pressureTrend TEXT, windForce TEXT,
+                        windDirection TEXT, sky TEXT, timeOfDay TEXT, moonPhase TEXT, tidePhase TEXT,
+                        tideHeight TEXT
+                    );
+                    CREATE INDEX catchConditions_user ON catchConditions(userId);
+
+                    -- suggestion counters: catches per (species, water, condition, bucket, bait);
+                    -- dimension 'status' counts pending | ready | unavailable
+                    CREATE TABLE catchTally (
+                        userId TEXT NOT NULL,
+                        species TEXT NOT NULL,
+                        water TEXT NOT NULL,
+                        dimension TEXT NOT NULL,
+                        bucket TEXT NOT NULL,
+                        bait TEXT NOT NULL,
+                        n INTEGER NOT NULL CHECK (n >= 0),
+                        PRIMARY KEY (userId, species, water, dimension, bucket, bait)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX catchTally_water ON catchTally(userId, water);
+                    """)
+        }
+        return migrator
+    }
+
+    /// One statement per table deleting a user's rows (account deletion).
+    static let userTables: [String] = [
+        "DELETE FROM fill WHERE userId = ?",
+        "DELETE FROM fuelSpend WHERE userId = ?",
+        "DELETE FROM vehicle WHERE userId = ?",
+        "DELETE FROM expense WHERE userId = ?",
+        "DELETE FROM expenseDay WHERE userId = ?",
+        "DELETE FROM attendance WHERE userId = ?",
+        "DELETE FROM attendanceDay WHERE userId = ?",
+        "DELETE FROM activity WHERE userId = ?",
+        "DELETE FROM timeEntry WHERE userId = ?",
+        "DELETE FROM timer WHERE userId = ?",
+        "DELETE FROM netWorth WHERE userId = ?",
+        "DELETE FROM catchConditions WHERE userId = ? OR catchId IN (SELECT id FROM fishCatch WHERE userId = ?1)",
+        "DELETE FROM fishCatch WHERE userId = ?",
+        "DELETE FROM catchTally WHERE userId = ?",
+    ]
+}

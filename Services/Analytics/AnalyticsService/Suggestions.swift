@@ -1,0 +1,358 @@
+// Fishing suggestions: counters of the user's catches per species, water, condition bucket
+// and bait (`catchTally`), adjusted by each catch and conditions event: the catch's old
+// contribution is taken out and its new one put in, so replays and out-of-order arrivals
+// between the records and weather-fetcher streams end in the same counts.
+//
+// A catch's conditions are the weather-fetcher's latest answer for it, when that answer was
+// made for the catch's current place and hour (an answer for the place before an edit
+// counts as pending until the new one comes). Catches still pending, or whose conditions
+// are unavailable, are counted under the `status` dimension and reported.
+import Foundation
+import GRDB
+import Runtime
+import Wire
+
+enum CatchProjection {
+    /// The conditions counted, in the order suggestions list them.
+    static let dimensions: [(key: String, label: String)] = [
+        ("temperatureBand", "temperature"),
+        ("pressureBand", "pressure"),
+        ("pressureTrend", "pressure trend (3 h)"),
+        ("windForce", "wind force"),
+        ("windDirection", "wind direction"),
+        ("sky", "sky"),
+        ("timeOfDay", "time of day"),
+        ("moonPhase", "moon phase"),
+        ("tidePhase", "tide phase"),
+        ("tideHeight", "tide height"),
+    ]
+
+    struct Fish {
+        var id: String
+        var userId: String
+        var species: String
+        var water: String
+        var bait: String
+        var caughtAt: Int64?
+        var latitude: Double?
+        var longitude: Double?
+
+        init(row: Row) {
+            id = row["id"]
+            userId = row["userId"]
+            species = row["species"]
+            water = row["water"]
+            bait = row["bait"]
+            caughtAt = row["caughtAt"]
+            latitude = row["latitude"]
+            longitude = row["longitude"]
+        }
+
+        init(userId: String, _ payload: CatchPayload) {
+            id = payload.id
+            self.userId = userId
+            species = CatchProjection.key(payload.species)
+            water = payload.water == "salt" ? "salt" : "fresh"
+            bait = CatchProjection.key(payload.bait ?? "")
+            caughtAt = payload.caughtAt?.ms
+            latitude = payload.latitude
+            longitude = payload.longitude
+        }
+
+        var placeAndTime: [Double?] { [caughtAt.map(Double.init), latitude, longitude] }
+    }
+
+    struct Answer {
+        var ready: Bool
+        var hour: Int64?
+        var latitude: Double?
+        var longitude: Double?
+        var buckets: [String: String]
+
+        init(row: Row) {
+            ready = (row["status"] as String) == "ready"
+            hour = row["hour"]
+            latitude = row["latitude"]
+            longitude = row["longitude"]
+            var buckets: [String: String] = [:]
+            for (key, _) in CatchProjection.dimensions {
+                if let value = row[key] as String? { buckets[key] = value }
+            }
+            self.buckets = buckets
+        }
+
+        var placed: Bool { hour != nil || latitude != nil || longitude != nil }
+
+        /// Made for this catch's place and hour: the fetcher rounds the time to the nearest
+        /// hour and the place to 2 decimals (the rule records applies too).
+        func matches(_ fish: Fish) -> Bool {
+            if let hour, let caught = fish.caughtAt, abs(hour - caught) > 30 * 60 * 1000 + 1000 { return false }
+            if let latitude, let other = fish.latitude, Self.rounded(latitude) != Self.rounded(other) { return false }
+            if let longitude, let other = fish.longitude, Self.rounded(longitude) != Self.rounded(other) {
+                return false
+            }
+            return true
+        }
+
+        static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+    }
+
+    /// Species and baits are grouped case-insensitively.
+    static func key(_ text: String) -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        return trimmed.isEmpty ? "(none)" : trimmed
+    }
+
+    /// What one catch adds to the counters: its status and, when ready, its buckets.
+    static func contribution(_ fish: Fish, _ answer: Answer?) -> [(String, String)] {
+        guard let answer, answer.matches(fish) else { return [("status", "pending")] }
+        guard answer.ready else { return [("status", "unavailable")] }
+        return [("status", "ready")] + dimensions.compactMap { key, _ in answer.buckets[key].map { (key, $0) } }
+    }
+
+    private static func count(_ db: Database, _ fish: Fish, _ answer: Answer?, sign: Int) throws {
+        for (dimension, bucket) in contribution(fish, answer) {
+            let key: StatementArguments = [fish.userId, fish.species, fish.water, dimension, bucket, fish.bait]
+            if sign > 0 {
+                try db.execute(
+                    cached: """
+                        INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, 1)
+                        ON CONFLICT (userId, species, water, dimension, bucket, bait) DO UPDATE SET n = n + 1
+                        """,
+                    arguments: key)
+            } else {
+                // the CHECK (n >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
+                try db.execute(
+                    cached: """
+                        UPDATE catchTally SET n = n - 1 WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
+                            AND bucket = ? AND bait = ?
+                        """,
+                    arguments: key)
+                try db.execute(
+                    cached: """
+                        DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
+                            AND bucket = ? AND bait = ? AND n = 0
+                        """,
+                    arguments: key)
+            }
+        }
+    }
+
+    private static func fish(_ db: Database, id: String) throws -> Fish? {
+        try Row.fetchOne(db, cached: "SELECT * FROM fishCatch WHERE id = ?", arguments: [id]).map(Fish.init(row:))
+    }
+
+    private static func answer(_ db: Database, catchId: String) throws -> Answer? {
+        try Row.fetchOne(db, cached: "SELECT * FROM catchConditions WHERE catchId = ?", arguments: [catchId])
+            .map(Answer.init(row:))
+    }
+
+    // MARK: Events
+
+    static func putCatch(_ db: Database, userId: String, _ payload: CatchPayload) throws {
+        let new = Fish(userId: userId, payload)
+        var answer = try answer(db, catchId: new.id)
+        if let old = try fish(db, id: new.id) {
+            guard old.userId == userId else { return }
+            try count(db, old, answer, sign: -1)
+            // An unavailable answer without a place cannot be checked against an edit: it
+            // was for the old place or time, so the catch waits for the new answer.
+            if let stale = answer, !stale.ready, !stale.placed, old.placeAndTime != new.placeAndTime {
+                try db.execute(cached: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [new.id])
+                answer = nil
+            }
+        }
+        try db.execute(
+            cached: """
+                INSERT INTO fishCatch (id, userId, species, water, bait, caughtAt, latitude, longitude)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET species = excluded.species, water = excluded.water, bait = excluded.bait,
+                    caughtAt = excluded.caughtAt, latitude = excluded.latitude, longitude = excluded.longitude
+                """,
+            arguments: [new.id, userId, new.species, new.water, new.bait, new.caughtAt, new.latitude, new.longitude])
+        try count(db, new, answer, sign: 1)
+    }
+
+    static func deleteCatch(_ db: Database, userId: String, id: String) throws {
+        guard let old = try fish(db, id: id), old.userId == userId else { return }
+        try count(db, old, try answer(db, catchId: id), sign: -1)
+        try db.execute(cached: "DELETE FROM fishCatch WHERE id = ?", arguments: [id])
+        try db.execute(cached: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [id])
+    }
+
+    static func conditionsReady(_ db: Database, userId: String?, _ payload: ConditionsReadyPayload) throws {
+        let c = payload.conditions
+        try replaceAnswer(
+            db, catchId: payload.catchId, userId: userId,
+            arguments: [
+                "ready", nil, c.hour?.ms, c.latitude, c.longitude, c.temperatureBand, c.pressureBand, c.pressureTrend,
+                c.beaufort.map { "\($0) Bft" }, c.windDirection, c.sky, c.timeOfDay, c.moonPhase, c.tidePhase,
+                c.tideHeightBand,
+            ])
+    }
+
+    static func conditionsUnavailable(_ db: Database, userId: String?, _ payload: ConditionsUnavailablePayload) throws {
+        try replaceAnswer(
+            db, catchId: payload.catchId, userId: userId,
+            arguments: [
+                "unavailable", payload.reason ?? "unavailable", payload.hour?.ms, payload.latitude, payload.longitude,
+                nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+            ])
+    }
+
+    private static func replaceAnswer(
+        _ db: Database, catchId: String, userId: String?, arguments: StatementArguments
+    ) throws {
+        var fish = try fish(db, id: catchId)
+        if let f = fish, let userId, f.userId != userId { fish = nil }
+        if let fish { try count(db, fish, try answer(db, catchId: catchId), sign: -1) }
+        try db.execute(
+            cached: """
+                INSERT OR REPLACE INTO catchConditions (catchId, userId, status, reason, hour, latitude, longitude,
+                    temperatureBand, pressureBand, pressureTrend, windForce, windDirection, sky, timeOfDay, moonPhase,
+                    tidePhase, tideHeight)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [catchId, userId ?? fish?.userId] + arguments)
+        if let fish { try count(db, fish, try answer(db, catchId: catchId), sign: 1) }
+    }
+}
+
+// MARK: Suggest
+
+struct SuggestBody: Decodable, Sendable {
+    var species: String?
+    var water: String?
+}
+
+struct BucketCount: Codable, Sendable, Equatable {
+    var bucket: String
+    var count: Int
+    /// count / catches with a value for this condition, 3 decimals.
+    var share: Decimal
+    /// The baits most caught in this bucket (up to 3).
+    var baits: [BaitCount]
+}
+
+struct BaitCount: Codable, Sendable, Equatable {
+    var bait: String
+    var count: Int
+    var share: Decimal
+}
+
+struct ConditionSuggestion: Codable, Sendable, Equatable {
+    var condition: String
+    var label: String
+    /// Ready catches with a value for this condition.
+    var catches: Int
+    /// The most frequent bucket (ties: alphabetical); nil without data.
+    var best: BucketCount?
+    var buckets: [BucketCount]
+    var confidence: String
+    var basis: String
+}
+
+struct Suggestions: Codable, Sendable, Equatable {
+    var species: String?
+    var water: String?
+    /// Catches matching the filter, whatever the state of their conditions.
+    var catches: Int
+    var ready: Int
+    var pending: Int
+    var unavailable: Int
+    /// none | low (< 5) | medium (5–19) | high (≥ 20), from the catches with conditions.
+    var confidence: String
+    /// "based on 4 catches: low confidence"
+    var basis: String
+    /// What is not counted yet, and why.
+    var note: String?
+    var conditions: [ConditionSuggestion]
+    /// Baits of every matching catch, most caught first.
+    var baits: [BaitCount]
+}
+
+enum SuggestQueries {
+    static func confidence(_ n: Int) -> String {
+        switch n {
+        case 0: "none"
+        case ..<5: "low"
+        case ..<20: "medium"
+        default: "high"
+        }
+    }
+
+    static func basis(_ n: Int) -> String {
+        n == 0
+            ? "no catches with weather conditions yet"
+            : "based on \(n) catch\(n == 1 ? "" : "es"): \(confidence(n)) confidence"
+    }
+
+    static func share(_ count: Int, _ total: Int) -> Decimal {
+        total == 0 ? 0 : (Decimal(count) / Decimal(total)).rounded(3)
+    }
+
+    static func suggest(_ db: Database, userId: String, body: SuggestBody) throws -> Suggestions {
+        if let water = body.water, water != "fresh", water != "salt" {
+            throw ServiceError.invalid("water", "must be fresh or salt (got \"\(water)\")")
+        }
+        let species = body.species.map(CatchProjection.key)
+        if let text = body.species, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw ServiceError.invalid("species", "must not be empty when given")
+        }
+        let select = "SELECT dimension, bucket, bait, SUM(n) AS n FROM catchTally WHERE userId = ?"
+        let group = " GROUP BY dimension, bucket, bait"
+        let rows: [Row] =
+            switch (species, body.water) {
+            case (nil, nil):
+                try Row.fetchAll(db, cached: select + group, arguments: [userId])
+            case (let s?, nil):
+                try Row.fetchAll(db, cached: select + " AND species = ?" + group, arguments: [userId, s])
+            case (nil, let w?):
+                try Row.fetchAll(db, cached: select + " AND water = ?" + group, arguments: [userId, w])
+            case (let s?, let w?):
+                try Row.fetchAll(
+                    db, cached: select + " AND species = ? AND water = ?" + group, arguments: [userId, s, w])
+            }
+        // dimension → bucket → bait → count
+        var counts: [String: [String: [String: Int]]] = [:]
+        for row in rows {
+            counts[row["dimension"], default: [:]][row["bucket"], default: [:]][row["bait"]] = row["n"]
+        }
+        let status = counts["status"] ?? [:]
+        func total(_ baits: [String: Int]?) -> Int { baits?.values.reduce(0, +) ?? 0 }
+        let ready = total(status["ready"])
+        let pending = total(status["pending"])
+        let unavailable = total(status["unavailable"])
+        let catches = ready + pending + unavailable
+
+        func topBaits(_ baits: [String: Int], limit: Int) -> [BaitCount] {
+            let sum = baits.values.reduce(0, +)
+            return baits.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit).map {
+                BaitCount(bait: $0.key, count: $0.value, share: share($0.value, sum))
+            }
+        }
+        var allBaits: [String: Int] = [:]
+        for baits in status.values { allBaits.merge(baits, uniquingKeysWith: +) }
+
+        let conditions = CatchProjection.dimensions.map { key, label -> ConditionSuggestion in
+            let buckets = counts[key] ?? [:]
+            let withData = buckets.values.reduce(0) { $0 + total($1) }
+            let list = buckets.map { bucket, baits in
+                BucketCount(
+                    bucket: bucket, count: total(baits), share: share(total(baits), withData),
+                    baits: topBaits(baits, limit: 3))
+            }.sorted { ($0.count, $1.bucket) > ($1.count, $0.bucket) }
+            return ConditionSuggestion(
+                condition: key, label: label, catches: withData, best: list.first, buckets: list,
+                confidence: confidence(withData), basis: basis(withData))
+        }
+        var notes: [String] = []
+        if pending > 0 { notes.append("\(pending) still waiting for weather conditions") }
+        if unavailable > 0 { notes.append("\(unavailable) without conditions (unavailable)") }
+        return Suggestions(
+            species: species, water: body.water, catches: catches, ready: ready, pending: pending,
+            unavailable: unavailable, confidence: confidence(ready), basis: basis(ready),
+            note: notes.isEmpty ? nil : "not counted: " + notes.joined(separator: "; "), conditions: conditions,
+            baits: topBaits(allBaits, limit: 10))
+    }
+}

@@ -1,0 +1,167 @@
+// Time toward 10,000 hours: per activity the time saved (`time.saved`), the timer's state
+// (`timer.changed`; a save leaves it idle), and per user the net worth, which counts every
+// saved millisecond, deleted activities included, and so never drops. 1 hour = $1.00 = 100
+// cents; cents are whole (never rounded up), as records shows them.
+import Foundation
+import GRDB
+import Runtime
+import Wire
+
+enum Goal {
+    static let hours: Int64 = 10_000
+    static let msPerHour: Int64 = 3_600_000
+    static let msPerCent: Int64 = msPerHour / 100
+    static var ms: Int64 { hours * msPerHour }
+
+    static func cents(_ ms: Int64) -> Int64 { ms / msPerCent }
+
+    /// `$1,234.56`
+    static func dollars(_ cents: Int64) -> String {
+        var whole = String(cents / 100)
+        var groups: [String] = []
+        while whole.count > 3 {
+            groups.insert(String(whole.suffix(3)), at: 0)
+            whole.removeLast(3)
+        }
+        groups.insert(whole, at: 0)
+        let rest = cents % 100
+        return "$\(groups.joined(separator: ",")).\(rest < 10 ? "0" : "")\(rest)"
+    }
+
+    /// Share of the goal, 0…1 and beyond, 4 decimals.
+    static func progress(_ ms: Int64) -> Decimal { (Decimal(ms) / Decimal(Goal.ms)).rounded(4) }
+}
+
+enum TimeProjection {
+    static func activityCreated(_ db: Database, userId: String, _ payload: ActivityCreatedPayload, at: Date) throws {
+        try db.execute(
+            cached: """
+                INSERT INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE activity.userId = excluded.userId
+                """,
+            arguments: [payload.id, userId, payload.name, (payload.createdAt ?? at).ms])
+    }
+
+    static func activityDeleted(_ db: Database, userId: String, _ payload: ActivityDeletedPayload, at: Date) throws {
+        try ensureActivity(db, userId: userId, id: payload.id, name: payload.name, at: at)
+        try db.execute(
+            cached: "UPDATE activity SET deleted = 1 WHERE userId = ? AND id = ?", arguments: [userId, payload.id])
+        try db.execute(
+            cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.id])
+    }
+
+    static func timeSaved(_ db: Database, userId: String, _ payload: TimeSavedPayload, at: Date) throws {
+        try db.execute(
+            cached: "INSERT OR IGNORE INTO timeEntry (id, userId, activityId, durationMs) VALUES (?, ?, ?, ?)",
+            arguments: [payload.id, userId, payload.activityId, payload.durationMs])
+        let counted = db.changesCount == 0
+        // records leaves the timer idle after a save, without a `timer.changed`
+        try db.execute(
+            cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.activityId])
+        guard !counted else { return }
+        try ensureActivity(db, userId: userId, id: payload.activityId, name: nil, at: at)
+        try db.execute(
+            cached: "UPDATE activity SET totalMs = totalMs + ? WHERE userId = ? AND id = ?",
+            arguments: [payload.durationMs, userId, payload.activityId])
+        try db.execute(
+            cached: """
+                INSERT INTO netWorth (userId, totalMs) VALUES (?, ?)
+                ON CONFLICT (userId) DO UPDATE SET totalMs = totalMs + excluded.totalMs
+                """,
+            arguments: [userId, payload.durationMs])
+    }
+
+    static func timerChanged(_ db: Database, userId: String, _ payload: TimerPayload) throws {
+        if payload.state == "idle" {
+            try db.execute(
+                cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?",
+                arguments: [userId, payload.activityId])
+            return
+        }
+        try db.execute(
+            cached: """
+                INSERT INTO timer (activityId, userId, state, accumulatedMs, runningSince) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (activityId) DO UPDATE SET state = excluded.state, accumulatedMs = excluded.accumulatedMs,
+                    runningSince = excluded.runningSince
+                WHERE timer.userId = excluded.userId
+                """,
+            arguments: [
+                payload.activityId, userId, payload.state, payload.accumulatedMs ?? 0,
+                payload.state == "running" ? payload.runningSince?.ms : nil,
+            ])
+    }
+
+    /// An activity this projection has not seen gets a row, so its time still counts.
+    private static func ensureActivity(_ db: Database, userId: String, id: String, name: String?, at: Date) throws {
+        try db.execute(
+            cached: "INSERT OR IGNORE INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)",
+            arguments: [id, userId, name ?? "", at.ms])
+    }
+}
+
+// MARK: Summary
+
+struct ActivitySummary: Codable, Sendable, Equatable {
+    var id: String
+    var name: String
+    var createdAt: Date
+    var totalMs: Int64
+    var cents: Int64
+    var amount: String
+    var progress: Decimal
+    /// idle | running | paused | stopped
+    var timer: String
+    var running: Bool
+    /// Time on the timer now (accumulated, plus the current run while running).
+    var timerElapsedMs: Int64
+}
+
+struct NetWorthSummary: Codable, Sendable, Equatable {
+    var totalMs: Int64
+    var cents: Int64
+    var amount: String
+    var goalMs: Int64
+    var progress: Decimal
+}
+
+struct TimeSummary: Codable, Sendable, Equatable {
+    /// Active activities, oldest first.
+    var activities: [ActivitySummary]
+    /// Every millisecond ever saved, deleted activities included.
+    var netWorth: NetWorthSummary
+    /// Ids of the activities whose timer is running.
+    var running: [String]
+    var at: Date
+}
+
+enum TimeQueries {
+    static func summary(_ db: Database, userId: String, now: Date) throws -> TimeSummary {
+        let rows = try Row.fetchAll(
+            db,
+            cached: """
+                SELECT a.id, a.name, a.createdAt, a.totalMs, t.state, t.accumulatedMs, t.runningSince
+                FROM activity a LEFT JOIN timer t ON t.activityId = a.id AND t.userId = a.userId
+                WHERE a.userId = ? AND a.deleted = 0 ORDER BY a.createdAt, a.id
+                """, arguments: [userId])
+        let activities = rows.map { row -> ActivitySummary in
+            let total: Int64 = row["totalMs"]
+            let state: String = row["state"] ?? "idle"
+            var elapsed: Int64 = row["accumulatedMs"] ?? 0
+            if state == "running", let since = row["runningSince"] as Int64? { elapsed += max(0, now.ms - since) }
+            let cents = Goal.cents(total)
+            return ActivitySummary(
+                id: row["id"], name: row["name"], createdAt: Date(ms: row["createdAt"]), totalMs: total, cents: cents,
+                amount: Goal.dollars(cents), progress: Goal.progress(total), timer: state, running: state == "running",
+                timerElapsedMs: elapsed)
+        }
+        let total =
+            try Int64.fetchOne(db, cached: "SELECT totalMs FROM netWorth WHERE userId = ?", arguments: [userId]) ?? 0
+        let cents = Goal.cents(total)
+        return TimeSummary(
+            activities: activities,
+            netWorth: NetWorthSummary(
+                totalMs: total, cents: cents, amount: Goal.dollars(cents), goalMs: Goal.ms,
+                progress: Goal.progress(total)),
+            running: activities.filter(\.running).map(\.id), at: now)
+    }
+}

@@ -1,0 +1,218 @@
+// Fishing suggestions on a fixed set of catches with known conditions: expected buckets,
+// shares, confidence, pending and unavailable catches counted, and counters that follow
+// edits, deletes and conditions arriving before their catch.
+import Foundation
+import Testing
+import Wire
+
+@testable import AnalyticsService
+
+func fish(
+    _ id: String, species: String, bait: String, water: String = "fresh", latitude: Double = 59.33,
+    longitude: Double = 18.06, caughtAt: Date = day(1, hour: 6)
+) -> JSONValue {
+    [
+        "id": .string(id), "species": .string(species), "weight": 1.5, "weightUnit": "kg", "bait": .string(bait),
+        "water": .string(water), "latitude": .number(latitude), "longitude": .number(longitude),
+        "caughtAt": time(caughtAt), "released": false, "conditions": ["status": "pending"],
+        "createdAt": time(caughtAt), "updatedAt": time(caughtAt),
+    ]
+}
+
+func ready(
+    _ catchId: String, temperature: String, pressure: String, trend: String = "steady", beaufort: Int = 2,
+    direction: String = "SW", sky: String = "cloudy", timeOfDay: String = "dawn", moon: String = "full moon",
+    tide: String? = nil, latitude: Double = 59.33, longitude: Double = 18.06, hour: Date = day(1, hour: 6)
+) -> JSONValue {
+    var conditions: [String: JSONValue] = [
+        "source": "archive", "hour": time(hour), "latitude": .number(latitude), "longitude": .number(longitude),
+        "temperatureC": 12.3, "temperatureBand": .string(temperature), "pressureHpa": 1015,
+        "pressureBand": .string(pressure),
+        "pressureTrend": .string(trend), "beaufort": .number(Double(beaufort)), "windDirection": .string(direction),
+        "sky": .string(sky), "timeOfDay": .string(timeOfDay), "moonPhase": .string(moon), "moonAgeDays": 14.2,
+        "moonIllumination": 0.99, "tide": tide == nil ? "skipped" : "measured",
+    ]
+    if let tide {
+        conditions["tidePhase"] = .string(tide)
+        conditions["tideHeightBand"] = "mid"
+    }
+    return ["catchId": .string(catchId), "summary": "12°C, overcast", "conditions": .object(conditions)]
+}
+
+extension Harness {
+    func weather(_ type: String, _ data: JSONValue, user: String = "alice") async throws {
+        try await feed(type, data, user: user, from: "weather-fetcher")
+    }
+
+    func suggest(_ body: JSONValue = [:]) async throws -> JSONValue {
+        try await call("analytics.suggest", body)
+    }
+}
+
+extension JSONValue {
+    func condition(_ key: String) -> JSONValue? {
+        self["conditions"]?.arrayValue?.first { $0["condition"]?.stringValue == key }
+    }
+}
+
+@Suite struct SuggestTests {
+    /// Four catches with conditions, one pending, one unavailable.
+    func stocked() async throws -> Harness {
+        let h = try Harness()
+        try await h.feed("catch.created", fish("c1", species: "Pike", bait: "Worm"))
+        try await h.feed("catch.created", fish("c2", species: "pike", bait: "spinner"))
+        try await h.feed("catch.created", fish("c3", species: "Perch", bait: "worm"))
+        try await h.feed("catch.created", fish("c4", species: "Bass", bait: "worm", water: "salt"))
+        try await h.feed("catch.created", fish("c5", species: "Pike", bait: "worm"))
+        try await h.feed("catch.created", fish("c6", species: "Pike", bait: "worm "))
+        try await h.weather("conditions.ready", ready("c1", temperature: "10 to 15 °C", pressure: "1010 to 1020 hPa"))
+        try await h.weather(
+            "conditions.ready",
+            ready(
+                "c2", temperature: "10 to 15 °C", pressure: "1020 to 1030 hPa", trend: "falling slowly", beaufort: 3,
+                timeOfDay: "day"))
+        try await h.weather(
+            "conditions.ready",
+            ready(
+                "c3", temperature: "15 to 20 °C", pressure: "1010 to 1020 hPa", direction: "W", sky: "clear",
+                moon: "new moon"))
+        try await h.weather(
+            "conditions.ready", ready("c4", temperature: "10 to 15 °C", pressure: "1010 to 1020 hPa", tide: "rising"))
+        try await h.weather("conditions.unavailable", ["catchId": "c6", "reason": "weather archive unreachable"])
+        return h
+    }
+
+    @Test func bucketsSharesAndConfidence() async throws {
+        let h = try await stocked()
+        let s = try await h.suggest()
+        #expect(s["catches"] == 6)
+        #expect(s["ready"] == 4)
+        #expect(s["pending"] == 1)
+        #expect(s["unavailable"] == 1)
+        #expect(s["confidence"] == "low")
+        #expect(s["basis"] == "based on 4 catches: low confidence")
+        #expect(
+            s["note"]?.stringValue
+                == "not counted: 1 still waiting for weather conditions; 1 without conditions (unavailable)")
+        let temperature = try #require(s.condition("temperatureBand"))
+        #expect(temperature["best"]?["bucket"] == "10 to 15 °C")
+        #expect(temperature["best"]?["count"] == 3)
+        #expect(temperature["best"]?.decimal("share") == dec("0.75"))
+        #expect(temperature["best"]?["baits"]?.arrayValue?.first?["bait"] == "worm")
+        #expect(temperature["best"]?["baits"]?.arrayValue?.first?["count"] == 2)
+        #expect(temperature["buckets"]?.arrayValue?.count == 2)
+        #expect(s.condition("pressureBand")?["best"]?["bucket"] == "1010 to 1020 hPa")
+        #expect(s.condition("windForce")?["best"]?["bucket"] == "2 Bft")
+        #expect(s.condition("windDirection")?["best"]?["bucket"] == "SW")
+        #expect(s.condition("timeOfDay")?["best"]?.decimal("share") == dec("0.75"))
+        #expect(s.condition("moonPhase")?["best"]?["bucket"] == "full moon")
+        let tide = try #require(s.condition("tidePhase"))
+        #expect(tide["catches"] == 1)
+        #expect(tide["best"]?["bucket"] == "rising")
+        #expect(tide["basis"] == "based on 1 catch: low confidence")
+        // Every catch's bait, pending and unavailable ones included; grouped case-insensitively.
+        let baits = try #require(s["baits"]?.arrayValue)
+        #expect(baits.first?["bait"] == "worm")
+        #expect(baits.first?["count"] == 5)
+        #expect(baits.last?["bait"] == "spinner")
+    }
+
+    @Test func filteredBySpeciesAndWater() async throws {
+        let h = try await stocked()
+        let pike = try await h.suggest(["species": "PIKE"])
+        #expect(pike["species"] == "pike")
+        #expect(pike["catches"] == 4)
+        #expect(pike["ready"] == 2)
+        #expect(pike.condition("temperatureBand")?["best"]?.decimal("share") == 1)
+        // a tie (1 and 1) is broken alphabetically
+        #expect(pike.condition("pressureBand")?["best"]?["bucket"] == "1010 to 1020 hPa")
+        let salt = try await h.suggest(["water": "salt"])
+        #expect(salt["catches"] == 1)
+        #expect(salt.condition("tidePhase")?["best"]?["bucket"] == "rising")
+        let both = try await h.suggest(["species": "pike", "water": "salt"])
+        #expect(both["catches"] == 0)
+        #expect(both["basis"] == "no catches with weather conditions yet")
+        #expect(both.condition("sky")?["best"] == nil)
+        let invalid = try await h.failure("analytics.suggest", ["water": "brackish"])
+        #expect(invalid.code == .invalidArgument)
+        #expect(invalid.field == "water")
+        #expect(try await h.failure("analytics.suggest", ["species": "  "]).field == "species")
+        // another user sees nothing of these
+        let bob = try await h.call("analytics.suggest", [:], user: "bob")
+        #expect(bob["catches"] == 0)
+    }
+
+    @Test func countersFollowConditionsEditsAndDeletes() async throws {
+        let h = try await stocked()
+        try await h.weather("conditions.ready", ready("c5", temperature: "5 to 10 °C", pressure: "below 1000 hPa"))
+        var s = try await h.suggest()
+        #expect(s["pending"] == 0)
+        #expect(s["ready"] == 5)
+        // Moving c1 makes its conditions stale: pending until the new answer.
+        try await h.feed(
+            "catch.updated",
+            fish("c1", species: "Pike", bait: "Worm", latitude: 57.7, longitude: 11.97).merging([
+                "placeOrTimeChanged": true
+            ]))
+        s = try await h.suggest()
+        #expect(s["pending"] == 1)
+        #expect(s.condition("temperatureBand")?["best"]?["count"] == 2)
+        try await h.weather(
+            "conditions.ready",
+            ready("c1", temperature: "20 to 25 °C", pressure: "1010 to 1020 hPa", latitude: 57.7, longitude: 11.97))
+        s = try await h.suggest()
+        #expect(s["pending"] == 0)
+        #expect(s.condition("temperatureBand")?["buckets"]?.arrayValue?.count == 4)
+        // An edit that keeps place and time keeps the conditions; the bait moves.
+        try await h.feed(
+            "catch.updated", fish("c1", species: "Pike", bait: "jig", latitude: 57.7, longitude: 11.97))
+        s = try await h.suggest()
+        #expect(s["ready"] == 5)
+        #expect(s["baits"]?.arrayValue?.contains { $0["bait"] == "jig" } == true)
+        try await h.feed("catch.deleted", ["id": "c3", "userId": "alice"])
+        s = try await h.suggest()
+        #expect(s["catches"] == 5)
+        #expect(s.condition("sky")?["buckets"]?.arrayValue?.contains { $0["bucket"] == "clear" } == false)
+        // An edited place drops an unavailable answer (it carries no place to compare).
+        try await h.feed("catch.updated", fish("c6", species: "Pike", bait: "worm", latitude: 50))
+        s = try await h.suggest()
+        #expect(s["unavailable"] == 0)
+        #expect(s["pending"] == 1)
+        // Nothing is left over once every catch is gone.
+        for id in ["c1", "c2", "c4", "c5", "c6"] {
+            try await h.feed("catch.deleted", ["id": .string(id), "userId": "alice"])
+        }
+        let rows = try await h.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM catchTally") }
+        #expect(rows == 0)
+    }
+
+    @Test func conditionsBeforeTheirCatch() async throws {
+        let h = try Harness()
+        try await h.weather("conditions.ready", ready("c9", temperature: "0 to 5 °C", pressure: "1030 hPa and above"))
+        #expect(try await h.suggest()["catches"] == 0)
+        try await h.feed("catch.created", fish("c9", species: "Trout", bait: "fly"))
+        let s = try await h.suggest()
+        #expect(s["ready"] == 1)
+        #expect(s.condition("temperatureBand")?["best"]?["bucket"] == "0 to 5 °C")
+    }
+
+    @Test func confidenceGrowsWithTheSample() async throws {
+        let h = try Harness()
+        for i in 0..<20 {
+            try await h.feed("catch.created", fish("c\(i)", species: "Pike", bait: "worm"))
+            try await h.weather(
+                "conditions.ready", ready("c\(i)", temperature: "10 to 15 °C", pressure: "1010 to 1020 hPa"))
+            if i == 4 { #expect(try await h.suggest()["basis"] == "based on 5 catches: medium confidence") }
+            if i == 18 { #expect(try await h.suggest()["confidence"] == "medium") }
+        }
+        #expect(try await h.suggest()["basis"] == "based on 20 catches: high confidence")
+    }
+}
+
+extension JSONValue {
+    func merging(_ other: [String: JSONValue]) -> JSONValue {
+        guard case .object(var object) = self else { return self }
+        object.merge(other) { $1 }
+        return .object(object)
+    }
+}

@@ -1,0 +1,284 @@
+// Analytics at two sizes in one run: loads fill-ups and catches (with their conditions) into
+// a fresh analytics database through the projection code a consumer runs (DatabaseEventSink,
+// large transactions with the checkpoint), then measures `analytics.fuel.stats` and
+// `analytics.suggest` through the dispatcher. Queries read stored aggregates, so their
+// latency should not grow with the number of records.
+//   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000]
+import AnalyticsService
+import ArgumentParser
+import Foundation
+import Logging
+import Runtime
+import Storage
+import Wire
+
+struct AnalyticsBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analytics", abstract: "Load fill-ups and catches, then time fuel stats and suggestions.")
+
+    @Option(help: "Fill-ups (and catches) in the small run.") var small = 1_000
+    @Option(help: "Fill-ups (and catches) in the large run.") var large = 1_000_000
+    @Option(help: "Catches per fill-up (1 = as many catches as fill-ups).") var catchRatio = 1.0
+    @Option(help: "Users, one vehicle each (fewer when the size is small: at least 10 fill-ups per vehicle).")
+    var users = 1_000
+    @Option(help: "Events per transaction while loading.") var batch = 20_000
+    @Option(help: "Timed queries per method and size.") var queries = 2_000
+    @Option(help: "Keep the databases in this directory instead of a temporary one.") var directory: String?
+
+    func run() async throws {
+        let root = directory ?? "/tmp/lb-bench-analytics-\(ProcessInfo.processInfo.processIdentifier)"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { if directory == nil { try? FileManager.default.removeItem(atPath: root) } }
+        say(
+            "logbook-bench analytics: \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events, \(queries) queries per method"
+        )
+        var rows: [[String]] = []
+        for size in [small, large] {
+            rows.append(contentsOf: try await measure(size: size, path: "\(root)/analytics-\(size).sqlite"))
+        }
+        say("")
+        say(table(["size", "what", "count", "p50", "p99", "notes"], rows))
+    }
+
+    func measure(size: Int, path: String) async throws -> [[String]] {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let service = try AnalyticsService(
+            database: DatabaseSettings(path: path), sessions: AnalyticsBenchSessions(), logger: logger)
+        let userCount = max(1, min(users, size / 10))
+        let catches = Int(Double(size) * catchRatio)
+        var workload = Workload(users: userCount, fills: size, catches: catches)
+        let records = DatabaseEventSink(
+            producer: "records", writer: service.host.database, handler: AnalyticsService.apply("records"))
+        let weather = DatabaseEventSink(
+            producer: "weather-fetcher", writer: service.host.database,
+            handler: AnalyticsService.apply("weather-fetcher"))
+
+        say("size \(size): \(userCount) users/vehicles, \(size) fill-ups, \(catches) catches")
+        let clock = ContinuousClock()
+        let start = clock.now
+        var loaded = 0
+        var lastReport = start
+        // The next batch is generated while the current one is applied (on GRDB's writer queue).
+        var next = workload.next(batch)
+        while let (recordEvents, weatherEvents) = next {
+            async let applied: Void = {
+                try await records.apply(recordEvents)
+                if !weatherEvents.isEmpty { try await weather.apply(weatherEvents) }
+            }()
+            next = workload.next(batch)
+            try await applied
+            loaded += recordEvents.count + weatherEvents.count
+            if clock.now - lastReport > .seconds(15) {
+                lastReport = clock.now
+                say("  loaded \(loaded) events in \(seconds(clock.now - start)) s")
+            }
+        }
+        let loadTime = clock.now - start
+        let fileSize = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) ?? 0
+        say(
+            "  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s), database \(fileSize / 1_000_000) MB"
+        )
+
+        let transport = InProcessTransport(service.dispatcher)
+        var generator = BenchRandom(seed: 42)
+        var results: [[String]] = [
+            [
+                "\(size)", "load", "\(loaded) events", "", "",
+                "\(String(format: "%.1f", seconds(loadTime))) s, \(Int(Double(loaded) / max(0.001, seconds(loadTime)))) ev/s, \(fileSize / 1_000_000) MB",
+            ]
+        ]
+        for method in ["analytics.fuel.stats", "analytics.suggest"] {
+            var samples: [Double] = []
+            samples.reserveCapacity(queries)
+            for i in 0..<(queries + queries / 10) {
+                let user = generator.next(below: userCount)
+                let body: JSONValue =
+                    method == "analytics.fuel.stats"
+                    ? ["vehicleId": .string("v\(user)")]
+                    : (i % 2 == 0
+                        ? [:] : ["species": .string(Workload.species[generator.next(below: Workload.species.count)])])
+                let t0 = clock.now
+                let reply = try await transport.reply(method, body: body, options: CallOptions(token: "token-u\(user)"))
+                let elapsed = clock.now - t0
+                if let error = reply.error { throw error }
+                if i >= queries / 10 { samples.append(seconds(elapsed) * 1000) }  // the first tenth warms up
+            }
+            samples.sort()
+            results.append([
+                "\(size)", method, "\(samples.count)", ms(samples[samples.count / 2]),
+                ms(samples[samples.count * 99 / 100]),
+                "",
+            ])
+        }
+        return results
+    }
+
+    /// Unbuffered, so progress shows when the output goes to a file.
+    func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+    func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+    func ms(_ value: Double) -> String { String(format: "%.3f ms", value) }
+
+    func table(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(
+                separator: "  ")
+        }.joined(separator: "\n")
+    }
+}
+
+struct AnalyticsBenchSessions: SessionResolver {
+    func resolve(token: String) async throws -> Principal {
+        let user = String(token.dropFirst("token-".count))
+        return Principal(userId: user, username: user, sessionId: user)
+    }
+}
+
+/// The events of the load, generated batch by batch: per user one vehicle with its
+/// fill-ups in date order (a full fill-up most of the time, a partial one in five, a missed
+/// one in fifty, 2% delivered just after the next one: an out-of-order insert), and
+/// catches each followed by its `conditions.ready`.
+struct Workload {
+    static let species = ["pike", "perch", "trout", "bass", "zander"]
+    static let baits = ["worm", "spinner", "jig", "fly", "spoon", "live bait"]
+    static let temperatures = ["0 to 5 °C", "5 to 10 °C", "10 to 15 °C", "15 to 20 °C", "20 to 25 °C"]
+    static let pressures = ["below 1000 hPa", "1000 to 1010 hPa", "1010 to 1020 hPa", "1020 to 1030 hPa"]
+    static let trends = ["steady", "rising slowly", "falling slowly", "rising", "falling"]
+    static let directions = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]
+    static let skies = ["clear", "cloudy", "rain", "drizzle", "fog"]
+    static let times = ["dawn", "day", "dusk", "night"]
+    static let moons = ["new moon", "waxing crescent", "first quarter", "full moon", "last quarter"]
+
+    let users: Int
+    let fills: Int
+    let catches: Int
+    var emittedFills = 0
+    var emittedCatches = 0
+    var recordsSeq: Int64 = 0
+    var weatherSeq: Int64 = 0
+    var vehiclesCreated = false
+    var random = BenchRandom(seed: 7)
+    /// Per user: fill-ups so far, odometer, a fill-up held back to be delivered late.
+    var odometer: [Int64]
+    var count: [Int]
+    var heldBack: [JSONValue?]
+    let start = Date(timeIntervalSince1970: 1_700_000_000)
+
+    init(users: Int, fills: Int, catches: Int) {
+        self.users = users
+        self.fills = fills
+        self.catches = catches
+        odometer = Array(repeating: 10_000_000, count: users)
+        count = Array(repeating: 0, count: users)
+        heldBack = Array(repeating: nil, count: users)
+    }
+
+    mutating func event(_ type: String, user: Int, _ data: JSONValue) -> Event {
+        recordsSeq += 1
+        return Event(seq: recordsSeq, type: type, userId: "u\(user)", at: start, data: data)
+    }
+
+    /// About `size` events for records and the matching ones for weather-fetcher; nil when done.
+    mutating func next(_ size: Int) -> ([Event], [Event])? {
+        var records: [Event] = []
+        var weather: [Event] = []
+        if !vehiclesCreated {
+            vehiclesCreated = true
+            for user in 0..<users {
+                let units: (String, String) = user % 3 == 0 ? ("km", "l") : ("mi", "gal")
+                records.append(
+                    event(
+                        "vehicle.created", user: user,
+                        [
+                            "id": .string("v\(user)"), "nickname": "Car", "distanceUnit": .string(units.0),
+                            "volumeUnit": .string(units.1),
+                        ]))
+            }
+        }
+        while records.count < size, emittedFills < fills || emittedCatches < catches {
+            let doFill = emittedFills < fills && (emittedCatches >= catches || random.next(below: 2) == 0)
+            let user = random.next(below: users)
+            if doFill {
+                emittedFills += 1
+                count[user] += 1
+                odometer[user] += Int64(200_000 + random.next(below: 400_000))  // 200–600 units, in thousandths
+                let n = count[user]
+                let data: JSONValue = [
+                    "id": .string("f\(user)-\(n)"), "vehicleId": .string("v\(user)"),
+                    "date": .string(WireTime.format(start.addingTimeInterval(Double(n) * 86_400))),
+                    "odometer": .number(Double(odometer[user]) / 1000),
+                    "volume": .number(Double(20_000 + random.next(below: 30_000)) / 1000),
+                    "totalMinor": .number(Double(4_000 + random.next(below: 6_000))), "currency": "USD",
+                    "full": .bool(random.next(below: 5) != 0), "missed": .bool(random.next(below: 50) == 0),
+                ]
+                if let held = heldBack[user] {
+                    // the later fill-up first, then the one held back: an insert before the last position
+                    records.append(event("fillup.created", user: user, data))
+                    records.append(event("fillup.created", user: user, held))
+                    heldBack[user] = nil
+                } else if random.next(below: 50) == 0 {
+                    heldBack[user] = data
+                } else {
+                    records.append(event("fillup.created", user: user, data))
+                }
+            } else {
+                emittedCatches += 1
+                let id = "c\(emittedCatches)"
+                let caught = start.addingTimeInterval(Double(random.next(below: 1_000)) * 3_600)
+                records.append(
+                    event(
+                        "catch.created", user: user,
+                        [
+                            "id": .string(id), "species": .string(Self.species[random.next(below: Self.species.count)]),
+                            "bait": .string(Self.baits[random.next(below: Self.baits.count)]),
+                            "water": random.next(below: 4) == 0 ? "salt" : "fresh", "latitude": 59.33,
+                            "longitude": 18.06,
+                            "caughtAt": .string(WireTime.format(caught)),
+                        ]))
+                weatherSeq += 1
+                weather.append(
+                    Event(
+                        seq: weatherSeq, type: "conditions.ready", userId: "u\(user)", at: start,
+                        data: [
+                            "catchId": .string(id), "summary": "bench",
+                            "conditions": [
+                                "hour": .string(WireTime.format(caught)), "latitude": 59.33, "longitude": 18.06,
+                                "temperatureBand": .string(pick(Self.temperatures)),
+                                "pressureBand": .string(pick(Self.pressures)),
+                                "pressureTrend": .string(pick(Self.trends)),
+                                "beaufort": .number(Double(random.next(below: 8))),
+                                "windDirection": .string(pick(Self.directions)), "sky": .string(pick(Self.skies)),
+                                "timeOfDay": .string(pick(Self.times)), "moonPhase": .string(pick(Self.moons)),
+                            ],
+                        ]))
+            }
+        }
+        if emittedFills >= fills {
+            for user in 0..<users {
+                if let held = heldBack[user] {
+                    records.append(event("fillup.created", user: user, held))
+                    heldBack[user] = nil
+                }
+            }
+        }
+        return records.isEmpty && weather.isEmpty ? nil : (records, weather)
+    }
+
+    mutating func pick(_ list: [String]) -> String { list[random.next(below: list.count)] }
+}
+
+struct BenchRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(below n: Int) -> Int { Int(next() % UInt64(n)) }
+}
