@@ -107,9 +107,17 @@ struct StoreCommandTests {
         }
     }
 
-    @Test("analytics not installed: its commands fail with unavailable (exit 7) naming it, quickly")
+    @Test("analytics not installed: its commands fail with unavailable (exit 7) naming it")
     func analyticsUnavailable() async throws {
-        try await withStack { stack in
+        // A bin directory with every executable but analytics: an installation without it.
+        let bin = "/tmp/lbb-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: bin) }
+        let built = try TestStack.findBinaries()
+        for name in ["logbook", "auth", "records", "weather-fetcher", "store"] {
+            try FileManager.default.createSymbolicLink(atPath: bin + "/" + name, withDestinationPath: built + "/" + name)
+        }
+        try await withStack(environment: ["LOGBOOK_BIN_DIR": bin]) { stack in
             try await stack.upAndRegister("ann")
             #expect(try await stack.logbook("car", "add", "Civic").status == 0)
             for arguments in [
