@@ -51,6 +51,16 @@ struct ConditionsTests {
         let unavailable = try await records.ok("records.catch.get", #"{"id":"\#(second)"}"#)["conditions"]
         #expect(unavailable?["status"] == "unavailable")
         #expect(unavailable?["reason"] == "no weather data before 1940")
+        // An "unavailable" about a place the catch no longer has changes nothing.
+        let third = try await records.ok("records.catch.add", catchBody)["id"]!.string
+        let stale = Event(
+            seq: 4, type: "conditions.unavailable", userId: "alice", at: Date(),
+            data: [
+                "catchId": .string(third), "reason": "provider refused", "latitude": 10.0, "longitude": 10.0,
+                "hour": .string(WireTime.format(caughtAt)),
+            ])
+        try await apply(records, stale)
+        #expect(try await records.ok("records.catch.get", #"{"id":"\#(third)"}"#)["conditions"]?["status"] == "pending")
         // A late "ready" does not overwrite a settled answer; unknown types are skipped.
         try await apply(records, ready(second, user: "alice", hour: caughtAt))
         try await apply(records, Event(seq: 3, type: "redacted", userId: "alice", at: Date(), data: [:]))

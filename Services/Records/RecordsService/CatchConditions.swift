@@ -16,14 +16,9 @@ extension RecordsService {
         switch event.type {
         case "conditions.ready":
             let ready = try event.decode(ConditionsReady.self)
-            guard let row = try pendingCatch(db, userId: userId, id: ready.catchId) else { return }
-            let latitude: Double = row["latitude"], longitude: Double = row["longitude"]
-            let caughtAt = Date(ms: row["caughtAt"])
-            guard
-                rounded(latitude) == rounded(ready.conditions.latitude),
-                rounded(longitude) == rounded(ready.conditions.longitude),
-                abs(caughtAt.timeIntervalSince(ready.conditions.hour)) <= 30 * 60 + 1
-            else { return }  // fetched for the catch's old place or time
+            guard let row = try pendingCatch(db, userId: userId, id: ready.catchId),
+                matches(row, ready.conditions.latitude, ready.conditions.longitude, ready.conditions.hour)
+            else { return }  // settled already, or fetched for the catch's old place or time
             try db.execute(
                 sql: """
                     UPDATE fishCatch SET conditionsStatus = 'ready', conditionsReason = NULL, conditionsSummary = ?
@@ -32,7 +27,12 @@ extension RecordsService {
                 arguments: [JSONValue.string(ready.summary).jsonText, userId, ready.catchId])
         case "conditions.unavailable":
             let unavailable = try event.decode(ConditionsUnavailable.self)
-            guard try pendingCatch(db, userId: userId, id: unavailable.catchId) != nil else { return }
+            guard let row = try pendingCatch(db, userId: userId, id: unavailable.catchId) else { return }
+            if let latitude = unavailable.latitude, let longitude = unavailable.longitude, let hour = unavailable.hour,
+                !matches(row, latitude, longitude, hour)
+            {
+                return  // about the catch's old place or time
+            }
             try db.execute(
                 sql: """
                     UPDATE fishCatch SET conditionsStatus = 'unavailable', conditionsReason = ?, conditionsSummary = NULL
@@ -49,6 +49,13 @@ extension RecordsService {
             db,
             sql: "SELECT latitude, longitude, caughtAt FROM fishCatch WHERE userId = ? AND id = ? AND conditionsStatus = 'pending'",
             arguments: [userId, id])
+    }
+
+    /// The answer is for the catch's current place (to 2 decimals) and time (to the hour).
+    private static func matches(_ row: Row, _ latitude: Double, _ longitude: Double, _ hour: Date) -> Bool {
+        let caughtAt = Date(ms: row["caughtAt"])
+        return rounded(row["latitude"]) == rounded(latitude) && rounded(row["longitude"]) == rounded(longitude)
+            && abs(caughtAt.timeIntervalSince(hour)) <= 30 * 60 + 1
     }
 
     /// Two decimals, as the weather-fetcher rounds the place it asks for.
@@ -68,8 +75,11 @@ struct ConditionsReady: Decodable {
     var conditions: Place
 }
 
-/// `conditions.unavailable` data.
+/// `conditions.unavailable` data; the place and time are absent from older events.
 struct ConditionsUnavailable: Decodable {
     var catchId: String
     var reason: String
+    var latitude: Double?
+    var longitude: Double?
+    var hour: Date?
 }

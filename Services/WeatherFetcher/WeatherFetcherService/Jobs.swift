@@ -48,6 +48,11 @@ struct ConditionsReady: Codable, Sendable {
 struct ConditionsUnavailable: Codable, Sendable {
     var catchId: String
     var reason: String
+    /// The place and time the answer is for, so a consumer can tell it from an answer about
+    /// the catch's place or time before an edit (as `conditions` does for `ready`).
+    var latitude: Double?
+    var longitude: Double?
+    var hour: Date?
 }
 
 enum Jobs {
@@ -200,7 +205,9 @@ enum Jobs {
         guard db.changesCount == 1 else { return false }
         try Outbox.append(
             db, type: WeatherEvents.conditionsUnavailable, userId: job.userId,
-            data: ConditionsUnavailable(catchId: job.catchId, reason: reason), at: now)
+            data: ConditionsUnavailable(
+                catchId: job.catchId, reason: reason, latitude: job.latitude, longitude: job.longitude, hour: job.at),
+            at: now)
         return true
     }
 
