@@ -101,6 +101,17 @@ public final class Dispatcher: Sendable {
                 .invalidArgument, "request is \(frame.count) bytes; no method of \(descriptor.name) accepts more than \(hardLimit)")
         }
         guard !frame.isEmpty else { throw ServiceError(.invalidArgument, "empty request frame: expected a JSON object") }
+        // The common case costs one parse; only a request that fails it is parsed again,
+        // loosely, to say exactly what is wrong with it.
+        if let header = try? WireCoding.decoder.decode(RequestHeader.self, from: frame) {
+            guard header.v == Protocol.version else {
+                throw ServiceError(
+                    .invalidArgument, "unsupported protocol version \(header.v): this service speaks v\(Protocol.version)",
+                    field: "v")
+            }
+            guard !header.method.isEmpty else { throw ServiceError.invalid("method", "must not be empty") }
+            return header
+        }
         let value: JSONValue
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: frame)
@@ -116,9 +127,8 @@ public final class Dispatcher: Sendable {
                 field: "v")
         }
         do {
-            let header = try WireCoding.decoder.decode(RequestHeader.self, from: frame)
-            guard !header.method.isEmpty else { throw ServiceError.invalid("method", "must not be empty") }
-            return header
+            _ = try WireCoding.decoder.decode(RequestHeader.self, from: frame)
+            throw ServiceError(.invalidArgument, "request header could not be read")
         } catch let error as DecodingError {
             throw ServiceError(.invalidArgument, WireCoding.describe(error), field: WireCoding.field(of: error))
         }
