@@ -56,13 +56,13 @@ public final class EventPublisher: Service, Sendable {
         do {
             while true {
                 let after = lastPublished.withLock { $0 }
-                let events = try reader.read { try Outbox.since($0, after: after, limit: 1000) }
-                guard let last = events.last else { return }
-                for event in events {
-                    pump.send([Data(event.type.utf8), try WireCoding.encode(event)])
+                let rows = try reader.read { try Outbox.encodedSince($0, after: after, limit: 1000) }
+                guard let last = rows.last else { return }
+                for row in rows {
+                    pump.send([Data(row.type.utf8), row.json])
                 }
                 lastPublished.withLock { $0 = max($0, last.seq) }
-                if events.count < 1000 { return }
+                if rows.count < 1000 { return }
             }
         } catch {
             logger.error("publishing events failed", metadata: ["error.detail": "\(error)"])

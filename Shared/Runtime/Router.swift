@@ -109,7 +109,9 @@ public struct Router: Sendable {
         _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
         _ handler: @escaping @Sendable (Body, RequestContext, Database) throws -> Result
     ) {
-        write(method, access: access, maxBytes: maxBytes, prepare: { body, _ in body }, handler)
+        write(
+            method, access: access, maxBytes: maxBytes, prepare: { body, _ in body }, handler, settle: { _ in },
+            checksLogFirst: false)
     }
 
     /// A write with slow preparation outside the transaction (hashing a password, making a
@@ -133,6 +135,18 @@ public struct Router: Sendable {
         _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result,
         settle: @escaping @Sendable (Prepared) async -> Void
     ) {
+        write(method, access: access, maxBytes: maxBytes, prepare: prepare, commit, settle: settle, checksLogFirst: true)
+    }
+
+    /// - Parameter checksLogFirst: look the key up before `prepare`, so a replay skips slow
+    ///   preparation. Routes without a preparation step skip that extra read: the lookup
+    ///   inside the transaction answers replays anyway.
+    private mutating func write<Body: Decodable & Sendable, Prepared: Sendable, Result: Encodable & Sendable>(
+        _ method: String, access: Access, maxBytes: Int,
+        prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
+        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result,
+        settle: @escaping @Sendable (Prepared) async -> Void, checksLogFirst: Bool
+    ) {
         guard let commits else { preconditionFailure("write route \(method) needs a GroupCommitter") }
         add(
             Route(method: method, access: access, kind: .write, maxBytes: maxBytes) { frame, context in
@@ -141,7 +155,7 @@ public struct Router: Sendable {
                 let principal = context.principal?.userId ?? ""
                 let key = context.idempotencyKey
                 // A retry whose first attempt committed is answered without preparing again.
-                if let key {
+                if checksLogFirst, let key {
                     let lookup = try await commits.writer.read { db in
                         try Idempotency.lookup(db, principal: principal, key: key, requestHash: requestHash)
                     }

@@ -68,6 +68,35 @@ public enum Outbox {
             arguments: [redactedType, Data("{}".utf8), userId])
     }
 
+    /// Events after `after` as their wire JSON, built around the stored payload bytes
+    /// without decoding them (the publisher's hot path).
+    public static func encodedSince(_ db: Database, after: Int64, limit: Int) throws -> [(seq: Int64, type: String, json: Data)] {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT seq, type, userId, at, data FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+            arguments: [after, limit])
+        let encoder = JSONEncoder()
+        return try rows.map { row in
+            let seq: Int64 = row["seq"]
+            let type: String = row["type"]
+            let userId: String? = row["userId"]
+            let at = WireTime.format(Date(timeIntervalSince1970: row["at"]))
+            let data: Data = row["data"]
+            // The same fields, in the same (sorted) order, as encoding an `Event`.
+            var json = Data("{\"at\":".utf8)
+            json.append(try encoder.encode(at))
+            json.append(Data(",\"data\":".utf8))
+            json.append(data)
+            json.append(Data(",\"seq\":\(seq),\"type\":".utf8))
+            json.append(try encoder.encode(type))
+            if let userId {
+                json.append(Data(",\"userId\":".utf8))
+                json.append(try encoder.encode(userId))
+            }
+            json.append(Data("}".utf8))
+            return (seq, type, json)
+        }
+    }
+
     /// The highest sequence number written so far (0 when none).
     public static func lastSequence(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox") ?? 0

@@ -148,3 +148,24 @@ struct InProcess {
         #expect(left == ["new"])
     }
 }
+
+@Suite struct OutboxEncodingTests {
+    /// The publisher's hand-built JSON must decode to exactly the Event that events.since returns.
+    @Test func publishedJSONMatchesTheEvent() async throws {
+        let service = try InProcess()
+        for text in ["plain", "quote \" and \\ and ünïcode 🎣"] {
+            _ = try await service.transport.call("test.note.add", NoteBody(text: text), as: NoteResult.self)
+        }
+        let (events, encoded) = try await service.host.database.read { db in
+            (try Outbox.since(db, after: 0, limit: 10), try Outbox.encodedSince(db, after: 0, limit: 10))
+        }
+        #expect(encoded.count == 2)
+        for (event, row) in zip(events, encoded) {
+            // Compared as the event travels (times on the wire carry milliseconds).
+            let travelled = try WireCoding.decode(Event.self, from: WireCoding.encode(event))
+            #expect(try WireCoding.decode(Event.self, from: row.json) == travelled)
+            #expect(row.json == (try WireCoding.encode(event)), "byte for byte what encoding the Event gives")
+            #expect(row.type == event.type && row.seq == event.seq)
+        }
+    }
+}
