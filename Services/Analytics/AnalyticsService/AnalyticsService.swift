@@ -1,5 +1,5 @@
 // The analytics service: projections of records', weather-fetcher's and auth's events into
-// analytics.sqlite, and the read methods over them (docs/protocol-analytics.md). Every
+// analytics.sqlite, and the read methods over them (docs/protocol.md, "Analytics service"). Every
 // projection is updated inside the event consumer's transaction with its checkpoint, so a
 // restart, a replay or a duplicate neither loses nor double-counts anything; a wiped
 // database replays every stream from sequence 0. Queries read stored aggregates only.

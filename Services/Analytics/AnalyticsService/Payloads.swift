@@ -1,7 +1,7 @@
 // The fields analytics reads from other services' events, decoded tolerantly: extra fields
 // are ignored and whatever a producer may leave out is optional. These mirror (and do not
 // import) the structs records, weather-fetcher and auth pass to `Outbox.append`; the
-// consumed events are listed in docs/protocol-analytics.md.
+// consumed events are listed in docs/protocol.md, "Analytics service".
 import Foundation
 import Storage
 import Wire

@@ -2,7 +2,7 @@
 // Every method acts for the caller (`.user` access) and every query is scoped by their user
 // id; a foreign id answers `not_found`. Writes go through the router's group commit, each
 // with exactly one outbox event in the same transaction. The wire contract is in
-// docs/protocol-records.md.
+// docs/protocol.md, "Records service".
 import Foundation
 import GRDB
 import Logging

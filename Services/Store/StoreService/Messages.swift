@@ -1,4 +1,4 @@
-// Request bodies, results and event payloads of the store service (docs/protocol-store.md).
+// Request bodies, results and event payloads of the store service (docs/protocol.md, "Store service").
 import Foundation
 
 public struct BuyRequest: Codable, Sendable {

@@ -30,7 +30,7 @@ enum Schema {
 
                     -- A purchase may never spend more than the user has earned. (A later
                     -- correction may still lower earnedMs below spentCents: cash goes negative,
-                    -- items stay owned; see docs/protocol-store.md.)
+                    -- items stay owned; see docs/protocol.md, "Store service".)
                     CREATE TRIGGER walletNoOverspend BEFORE UPDATE OF spentCents ON wallet
                     WHEN NEW.spentCents > OLD.spentCents AND NEW.spentCents > NEW.earnedMs / 36000
                     BEGIN

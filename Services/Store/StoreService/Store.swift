@@ -1,7 +1,7 @@
 // The store service: cash earned from tracked time, ten items to buy, a ledger, and the
 // intro / quote of the day. Its state is built from records' `time.*` events (applied with
 // the consumer's checkpoint, so a wiped store.sqlite replays to the same wallets) plus its
-// own purchases; auth's `user.deleted` purges a user. docs/protocol-store.md is the contract.
+// own purchases; auth's `user.deleted` purges a user. docs/protocol.md, "Store service" is the contract.
 import Foundation
 import GRDB
 import Logging

@@ -1,6 +1,6 @@
 // The weather-fetcher's settings: provider URLs (LOGBOOK_WEATHER_FETCHER_*), HTTP timeout,
 // rate limit and retry policy. Defaults are the real Open-Meteo endpoints and the policy in
-// docs/protocol-weather.md; tests shorten the delays and inject the clock.
+// docs/protocol.md, "Weather-fetcher"; tests shorten the delays and inject the clock.
 import Foundation
 import Runtime
 

@@ -1,4 +1,4 @@
-// weather-fetcher: real weather and tide for every catch (docs/protocol-weather.md).
+// weather-fetcher: real weather and tide for every catch (docs/protocol.md, "Weather-fetcher").
 import WeatherFetcherService
 import Runtime
 

@@ -1,4 +1,4 @@
-// The analytics service's answers (docs/protocol-analytics.md): `logbook fuel stats`,
+// The analytics service's answers (docs/protocol.md, "Analytics service"): `logbook fuel stats`,
 // `logbook expense summary`, `logbook attend hours` and `logbook suggest`. The analytics
 // service works from its own projections of the records; when it is not installed or does
 // not answer, these commands fail with `unavailable` (exit 7) naming it.

@@ -1,5 +1,5 @@
 // `logbook store [list]|info|buy|ledger`, `logbook wallet` and `logbook quote`: the Ten-Grand
-// store (seed 004) on the store service (docs/protocol-store.md). Cash is earned by tracked
+// store (seed 004) on the store service (docs/protocol.md, "Store service"). Cash is earned by tracked
 // time (1 hour = $1.00) and spent on ten items; an item bought is owned forever ("gold").
 import ArgumentParser
 import Foundation
