@@ -7,7 +7,7 @@ import Wire
 struct AttendGroup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "attend",
-        abstract: "Arrivals and departures: in, out, latest, history, map, delete.",
+        abstract: "Arrivals and departures: in, out, latest, history, hours, map, delete.",
         discussion: """
             Arrivals and departures alternate: a second `in` while an arrival is open is \
             refused (exit 5) unless you pass --correction.

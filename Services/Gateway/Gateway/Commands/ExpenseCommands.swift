@@ -7,7 +7,7 @@ import Wire
 struct ExpenseGroup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "expense",
-        abstract: "Your expenses: add, list, edit, delete.",
+        abstract: "Your expenses: add, list, edit, delete, and a summary by day, week, month, year or category.",
         discussion: """
             Examples:
               logbook expense add Lunch 12.50 --category food
