@@ -248,8 +248,11 @@ public struct LocalStore: Sendable {
     /// Forgets everything kept for `owner`: queue, local ids and cached answers.
     public func removeAll(owner: String) throws {
         try writer.write { db in
-            for table in ["queue", "localIds", "cache"] {
-                try db.execute(sql: "DELETE FROM \(table) WHERE owner = ?", arguments: [owner])
+            for sql in [
+                "DELETE FROM queue WHERE owner = ?", "DELETE FROM localIds WHERE owner = ?",
+                "DELETE FROM cache WHERE owner = ?",
+            ] {
+                try db.execute(sql: sql, arguments: [owner])
             }
         }
     }
@@ -298,12 +301,12 @@ public struct LocalStore: Sendable {
     public func cached(owner: String, methods: [String]) throws -> [Cached] {
         guard !methods.isEmpty else { return [] }
         return try writer.read { db in
-            let marks = methods.map { _ in "?" }.joined(separator: ",")
+            // GRDB's query interface writes the IN list with bound values.
             let rows = try Row.fetchAll(
                 db,
-                sql:
-                    "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND method IN (\(marks)) ORDER BY fetchedAt",
-                arguments: StatementArguments([owner] + methods))
+                Table("cache").select(Column("method"), Column("result"), Column("fetchedAt"))
+                    .filter(Column("owner") == owner && methods.contains(Column("method")))
+                    .order(Column("fetchedAt")))
             return rows.map {
                 Cached(
                     method: $0["method"], result: (try? JSONValue.parse($0["result"] as String)) ?? .null,
