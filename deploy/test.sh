@@ -9,4 +9,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # once on a two-core machine, they starve each other's services and fail on time, not on
 # behaviour. Concurrency is exercised inside the tests (1,000 concurrent requests, parallel
 # buys, a kill -9 during a burst). The whole suite takes about a minute and a half.
-swift test --no-parallel "$@"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+swift test --no-parallel "$@" 2>&1 | tee "$log" || status=$?
+# One plain closing line from Swift Testing's summary (XCTest, which has no tests here,
+# also prints "Executed 0 tests"): N passed, N failed.
+total=$(grep -oE 'Test run with [0-9]+ tests?' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+failed=$(grep -cE '^✘ Test .* failed after' "$log" || true)
+if [[ -n "$total" ]]; then
+    echo "tests: $((total - failed)) passed, $failed failed"
+fi
+exit "$status"
