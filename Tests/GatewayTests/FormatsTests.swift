@@ -63,6 +63,24 @@ struct MoneyTests {
     }
 }
 
+@Suite("prices per unit")
+struct UnitPriceTests {
+    @Test("pump prices keep a tenth of a cent, exactly")
+    func unitPrices() throws {
+        #expect(try Money.parseUnitPrice("3.459", field: "price-per-unit") == 345.9)
+        #expect(try Money.parseUnitPrice("3.45", field: "price-per-unit") == 345)
+        #expect(try Money.parseUnitPrice("1.23456", currency: "EUR", field: "price-per-unit") == 123.456)
+        #expect(try Money.parseUnitPrice("159.9", currency: "JPY", field: "price-per-unit") == 159.9)
+        #expect(try Money.parseUnitPrice("3.45999", field: "price-per-unit") == 345.999)
+        #expect(throws: ServiceError.self) { try Money.parseUnitPrice("3.459991", field: "price-per-unit") }
+        #expect(Money.unitPrice(345.9, plain: false) == "$3.459")
+        #expect(Money.unitPrice(345, plain: false) == "$3.45")
+        #expect(Money.unitPrice(345.905, plain: true) == "3.45905")
+        #expect(Money.unitPrice(123.456, currency: "EUR", plain: false) == "1.23456 EUR")
+        #expect(Money.unitPrice(nil, plain: true) == nil)
+    }
+}
+
 @Suite("quantities")
 struct QuantityTests {
     @Test("at most three decimals, sent as JSON numbers that encode exactly")

@@ -35,14 +35,16 @@ struct FillupTests {
         #expect(a["totalMinor"] == 3500)
         let b = try await add(#""volume":0.003,"pricePerUnitMinor":500"#)  // 1.5 → 2
         #expect(b["totalMinor"] == 2)
-        // price = round(total / volume)
+        // price = round(total / volume), to a thousandth of a minor unit
         let c = try await add(#""volume":12.5,"totalMinor":4000"#)  // 320
         #expect(c["pricePerUnitMinor"] == 320)
         #expect(c["derived"] == "price")
-        let d = try await add(#""volume":3,"totalMinor":1000"#)  // 333.33 → 333
-        #expect(d["pricePerUnitMinor"] == 333)
-        let e = try await add(#""volume":2,"totalMinor":1001"#)  // 500.5 → 501
-        #expect(e["pricePerUnitMinor"] == 501)
+        let d = try await add(#""volume":3,"totalMinor":1000"#)  // 333.3333… → 333.333
+        #expect(d["pricePerUnitMinor"] == 333.333)
+        let e = try await add(#""volume":2,"totalMinor":1001"#)  // 500.5, exactly
+        #expect(e["pricePerUnitMinor"] == 500.5)
+        let third = try await add(#""volume":3,"totalMinor":2"#)  // 0.6666… → 0.667 (half up)
+        #expect(third["pricePerUnitMinor"] == 0.667)
         // both given: both kept
         let f = try await add(#""volume":10,"pricePerUnitMinor":399,"totalMinor":4000"#)
         #expect(f["pricePerUnitMinor"] == 399)

@@ -19,7 +19,8 @@ struct Fillup: Codable, Sendable, Equatable {
     var odometer: Milli?
     var trip: Milli?
     var volume: Milli
-    var pricePerUnitMinor: Int64
+    /// Minor units per volume unit, to a thousandth of a minor unit ($3.459/gal is 345.9).
+    var pricePerUnitMinor: Milli
     var totalMinor: Int64
     var derived: PriceDerived
     var currency: String
@@ -36,7 +37,7 @@ struct Fillup: Codable, Sendable, Equatable {
         odometer = (row["odometer"] as Int64?).map { Milli(thousandths: $0) }
         trip = (row["trip"] as Int64?).map { Milli(thousandths: $0) }
         volume = Milli(row["volume"] as Int64)
-        pricePerUnitMinor = row["pricePerUnitMinor"]
+        pricePerUnitMinor = Milli(thousandths: row["pricePerUnitMilliMinor"])
         totalMinor = row["totalMinor"]
         derived = PriceDerived(rawValue: row["derived"]) ?? .none
         currency = row["currency"]
@@ -52,7 +53,7 @@ struct Fillup: Codable, Sendable, Equatable {
         self.vehicleId = vehicleId
         date = at
         volume = Milli(thousandths: 0)
-        pricePerUnitMinor = 0
+        pricePerUnitMinor = Milli(thousandths: 0)
         totalMinor = 0
         derived = .none
         currency = "USD"
@@ -71,7 +72,7 @@ struct Fillup: Codable, Sendable, Equatable {
 
     var arguments: StatementArguments {
         [
-            date.ms, odometer?.thousandths, trip?.thousandths, volume.thousandths, pricePerUnitMinor, totalMinor,
+            date.ms, odometer?.thousandths, trip?.thousandths, volume.thousandths, pricePerUnitMinor.thousandths, totalMinor,
             derived.rawValue, currency, full, missed, note, updatedAt.ms,
         ]
     }
@@ -83,7 +84,7 @@ struct FillupAdd: Decodable, Sendable {
     var odometer: Milli?
     var trip: Milli?
     var volume: Milli
-    var pricePerUnitMinor: Int64?
+    var pricePerUnitMinor: Milli?
     var totalMinor: Int64?
     var currency: String?
     var full: Bool?
@@ -97,7 +98,7 @@ struct FillupUpdate: Decodable, Sendable {
     var odometer: Patch<Milli>
     var trip: Patch<Milli>
     var volume: Milli?
-    var pricePerUnitMinor: Int64?
+    var pricePerUnitMinor: Milli?
     var totalMinor: Int64?
     var currency: String?
     var full: Bool?
@@ -120,6 +121,7 @@ struct FillupDeleted: Codable, Sendable {
 enum FuelLimits {
     static let volume: Int64 = 1_000_000_000  // 1,000,000 units, in thousandths
     static let distance: Int64 = 100_000_000_000  // 100,000,000 units, in thousandths
+    /// Thousandths of a minor unit per volume unit: at most 1,000,000 minor units.
     static let price: Int64 = 1_000_000_000
     static let total: Int64 = 1_000_000_000_000
 }
@@ -146,7 +148,7 @@ extension Records {
             try checkOdometer(db, userId: context.userId, fillup)
             try db.execute(
                 sql: """
-                    INSERT INTO fillup (date, odometer, trip, volume, pricePerUnitMinor, totalMinor, derived, currency,
+                    INSERT INTO fillup (date, odometer, trip, volume, pricePerUnitMilliMinor, totalMinor, derived, currency,
                         full, missed, note, updatedAt, id, userId, vehicleId, createdAt)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
@@ -179,7 +181,7 @@ extension Records {
             try checkOdometer(db, userId: context.userId, fillup)
             try db.execute(
                 sql: """
-                    UPDATE fillup SET date = ?, odometer = ?, trip = ?, volume = ?, pricePerUnitMinor = ?, totalMinor = ?,
+                    UPDATE fillup SET date = ?, odometer = ?, trip = ?, volume = ?, pricePerUnitMilliMinor = ?, totalMinor = ?,
                         derived = ?, currency = ?, full = ?, missed = ?, note = ?, updatedAt = ?
                     WHERE id = ? AND userId = ?
                     """,
@@ -263,10 +265,12 @@ extension Records {
 extension Fillup {
     /// Sets price per unit and total from what the caller gave; the other is derived from
     /// the volume. With neither given (an update), the derived one follows the volume.
-    mutating func setPrice(perUnit: Int64?, total: Int64?, requireOne: Bool) throws {
+    mutating func setPrice(perUnit: Milli?, total: Int64?, requireOne: Bool) throws {
         if let perUnit {
             try positive(perUnit, "pricePerUnitMinor")
-            try require(perUnit <= FuelLimits.price, "pricePerUnitMinor", "must be at most \(FuelLimits.price)", got: "\(perUnit)")
+            try require(
+                perUnit.thousandths <= FuelLimits.price, "pricePerUnitMinor",
+                "must be at most \(Milli(FuelLimits.price).grouped)", got: perUnit.description)
         }
         if let total {
             try positive(total, "totalMinor")
@@ -299,15 +303,17 @@ extension Fillup {
         }
     }
 
-    /// round(volume × price per unit), half up, in minor units. Bounded by FuelLimits:
-    /// 10^9 thousandths × 10^9 stays far below Int64.max.
-    static func total(volume: Milli, perUnit: Int64) -> Int64 {
-        (volume.thousandths * perUnit + 500) / 1000
+    /// round(volume × price per unit), half up, in minor units: thousandths of a unit times
+    /// thousandths of a minor unit, over 10^6. Bounded by FuelLimits: 10^9 × 10^9 stays
+    /// below Int64.max.
+    static func total(volume: Milli, perUnit: Milli) -> Int64 {
+        (volume.thousandths * perUnit.thousandths + 500_000) / 1_000_000
     }
 
-    /// round(total / volume), half up, in minor units per unit.
-    static func perUnit(volume: Milli, total: Int64) -> Int64 {
-        (2 * total * 1000 + volume.thousandths) / (2 * volume.thousandths)
+    /// round(total / volume), half up, to a thousandth of a minor unit per unit
+    /// (2 × 10^12 × 10^6 stays below Int64.max).
+    static func perUnit(volume: Milli, total: Int64) -> Milli {
+        Milli(thousandths: (2 * total * 1_000_000 + volume.thousandths) / (2 * volume.thousandths))
     }
 
     /// Rules that hold whatever combination of fields an add or update leaves.

@@ -16,6 +16,15 @@ enum Schema {
         migrator.registerMigration("records.v2.photos") { db in
             try db.execute(sql: v2)
         }
+        // Pump prices have a tenth of a cent ($3.459/gal): the price per unit is kept in
+        // thousandths of a minor unit from now on.
+        migrator.registerMigration("records.v3.price-thousandths") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE fillup RENAME COLUMN pricePerUnitMinor TO pricePerUnitMilliMinor;
+                    UPDATE fillup SET pricePerUnitMilliMinor = pricePerUnitMilliMinor * 1000;
+                    """)
+        }
         return migrator
     }
 

@@ -43,7 +43,7 @@ enum Fillups {
         perUnit: String?, total: String?, currency: String, into body: inout [String: JSONValue]
     ) throws {
         if let perUnit {
-            body["pricePerUnitMinor"] = .number(Double(try Money.parse(perUnit, currency: currency, field: "price-per-unit")))
+            body["pricePerUnitMinor"] = try Money.parseUnitPrice(perUnit, currency: currency, field: "price-per-unit")
         }
         if let total { body["totalMinor"] = .number(Double(try Money.parse(total, currency: currency, field: "total"))) }
     }
@@ -164,8 +164,11 @@ struct FillupList: GatewayCommand {
             (fill["full"]?.boolValue == false ? "partial" : "full") + (fill["missed"]?.boolValue == true ? ", missed" : "")
         }
         let money = { (fill: JSONValue, key: String, plain: Bool) -> String in
-            guard let minor = fill[key]?.int64Value else { return plain ? "" : "-" }
             let currency = fill["currency"]?.stringValue ?? "USD"
+            if key == "pricePerUnitMinor" {  // to a tenth of a cent, as pumps show it
+                return Money.unitPrice(fill[key], currency: currency, plain: plain) ?? (plain ? "" : "-")
+            }
+            guard let minor = fill[key]?.int64Value else { return plain ? "" : "-" }
             return plain ? Money.plain(minor, currency: currency) : Money.format(minor, currency: currency)
         }
         let economyOf = { (fill: JSONValue) in economy.values[fill["id"]?.stringValue ?? ""] ?? "-" }

@@ -23,7 +23,34 @@ public enum Money {
     /// Parses "3.45", "3", "0.5", "1200.00" into minor units. Refuses signs, separators,
     /// exponents and more decimals than the currency has (unless they are zeros).
     public static func parse(_ text: String, currency: String = "USD", field: String = "amount") throws -> Int64 {
+        try parse(text, currency: currency, field: field, extraDecimals: 0)
+    }
+
+    /// A price per unit, which pumps show to a tenth of a cent: the currency's decimals and
+    /// up to three more ("3.459" USD → 345.9 minor units), as the JSON number of minor units
+    /// the service reads exactly (at most 3 decimals survive a Double's shortest form).
+    public static func parseUnitPrice(_ text: String, currency: String = "USD", field: String) throws -> JSONValue {
+        let thousandths = try parse(text, currency: currency, field: field, extraDecimals: 3)
+        return .number(Double(thousandths) / 1000)
+    }
+
+    /// A price per unit for people (`plain`: for CSV): "$3.459", "3.45".
+    public static func unitPrice(_ value: JSONValue?, currency: String = "USD", plain: Bool) -> String? {
+        guard let minor = value?.doubleValue else { return nil }
         let exponent = exponent(currency)
+        var text = Self.plain(Int64((minor * 1000).rounded()), decimals: exponent + 3)
+        var decimals = exponent + 3
+        while decimals > exponent, text.hasSuffix("0") {
+            text.removeLast()
+            decimals -= 1
+        }
+        if text.hasSuffix(".") { text.removeLast() }
+        if plain { return text }
+        return currency.uppercased() == "USD" ? "$" + text : "\(text) \(currency.uppercased())"
+    }
+
+    private static func parse(_ text: String, currency: String, field: String, extraDecimals: Int) throws -> Int64 {
+        let exponent = exponent(currency) + extraDecimals
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let parts = trimmed.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = parts.first.map(String.init) ?? ""
@@ -36,7 +63,9 @@ public enum Money {
         while fraction.count > exponent, fraction.hasSuffix("0") { fraction.removeLast() }
         guard fraction.count <= exponent else {
             throw ServiceError.invalid(
-                field, "\(currency.uppercased()) amounts have at most \(exponent) decimal\(exponent == 1 ? "" : "s") (got \(text))")
+                field,
+                "\(currency.uppercased()) \(extraDecimals > 0 ? "prices per unit" : "amounts") have at most \(exponent) decimal\(exponent == 1 ? "" : "s") (got \(text))"
+            )
         }
         fraction += String(repeating: "0", count: exponent - fraction.count)
         let all = (whole + fraction).drop { $0 == "0" }
@@ -48,7 +77,11 @@ public enum Money {
 
     /// Minor units as a plain decimal: 345 USD → "3.45", 1200 JPY → "1200".
     public static func plain(_ minor: Int64, currency: String = "USD") -> String {
-        let exponent = exponent(currency)
+        plain(minor, decimals: exponent(currency))
+    }
+
+    /// An integer as a decimal with `decimals` places: (345900, 5) → "3.45900".
+    static func plain(_ minor: Int64, decimals exponent: Int) -> String {
         let sign = minor < 0 ? "-" : ""
         var digits = String(minor.magnitude)
         guard exponent > 0 else { return sign + digits }
