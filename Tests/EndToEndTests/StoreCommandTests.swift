@@ -104,6 +104,30 @@ struct StoreCommandTests {
             // Nothing was bought: the shelf and the ledger are as they were.
             #expect(try await stack.object("store")["cashCents"] as? Int == 0)
             #expect((try await stack.object("store", "ledger")["entries"] as? [Any])?.count == 1)
+
+            // Five and a half hours practised away from the timer earn enough for the pencil.
+            let added = try await stack.logbook("activity", "add-time", "Guitar", "5h30m")
+            #expect(added.status == 0 && added.stdout.contains("$5.50"), "\(added.stdout)\(added.stderr)")
+            var funds: [String: Any] = [:]
+            let earned = try await stack.eventually {
+                funds = try await stack.object("wallet")
+                return (funds["cashCents"] as? Int ?? 0) >= 550
+            }
+            try #require(earned, "the store never credited the added time: \(funds)\n\(stack.log("store"))")
+            let worth = try #require(funds["netWorthCents"] as? Int)
+
+            let bought = try await stack.logbook("store", "buy", "pencil")
+            #expect(bought.status == 0, "\(bought.stdout)\(bought.stderr)")
+            #expect(bought.stdout.contains("net worth still"), "\(bought.stdout)")
+            let owned = try await stack.object("store")
+            let pencil = (owned["items"] as? [[String: Any]] ?? []).first { $0["id"] as? String == "pencil" }
+            #expect(pencil?["owned"] as? Bool == true, "the pencil is owned: \(owned)")
+            #expect(try await stack.logbook("store").stdout.contains("gold"), "owned items show as gold")
+            let after = try await stack.object("wallet")
+            #expect(after["netWorthCents"] as? Int == worth, "buying never lowers net worth")
+            #expect(after["cashCents"] as? Int == worth - 500, "\(after)")
+            let twice = try await stack.logbook("store", "buy", "pencil")
+            #expect(twice.status == 4, "an item is bought once: \(twice.stderr)")
         }
     }
 

@@ -81,6 +81,22 @@ struct UnitPriceTests {
     }
 }
 
+@Suite("durations typed by people")
+struct DurationTests {
+    @Test("1h30m, 90m, 45s, 1:30 and friends")
+    func durations() throws {
+        #expect(try TimeText.duration("1h30m", field: "d") == 5_400_000)
+        #expect(try TimeText.duration("90m", field: "d") == 5_400_000)
+        #expect(try TimeText.duration("1:30", field: "d") == 5_400_000)
+        #expect(try TimeText.duration("45s", field: "d") == 45_000)
+        #expect(try TimeText.duration("2H", field: "d") == 7_200_000)
+        #expect(try TimeText.duration("1h 5m 30s", field: "d") == 3_930_000)
+        for bad in ["", "90", "1x", "h", "1:3", "1:75", "0m", "-5m", "1.5h"] {
+            #expect(throws: ServiceError.self, "\(bad)") { try TimeText.duration(bad, field: "d") }
+        }
+    }
+}
+
 @Suite("quantities")
 struct QuantityTests {
     @Test("at most three decimals, sent as JSON numbers that encode exactly")

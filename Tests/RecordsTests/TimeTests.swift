@@ -158,3 +158,35 @@ struct TimeTests {
         #expect(try await records.fails("records.timer.start", #"{"activityId":5}"#).field == "activityId")
     }
 }
+
+@Suite("Manual time entries")
+struct ManualTimeTests {
+    @Test func timePractisedWithoutTheTimerCountsLikeSavedTime() async throws {
+        let records = try Harness()
+        let piano = try await records.activity()
+        let before = try await records.events().count
+        let entry = try await records.ok(
+            "records.time.add", #"{"activityId":"\#(piano)","durationMs":5400000}"#)
+        #expect(entry["durationMs"] == 5_400_000)
+        #expect(try await records.ok("records.networth")["totalMs"] == 5_400_000)
+        let log = try await records.ok("records.time.list", #"{"activityId":"\#(piano)"}"#)
+        #expect(log.items.count == 1)
+        let events = try await records.events()
+        #expect(events.count == before + 1)
+        #expect(events.last?.type == "time.saved")
+        #expect(events.last?.data["durationMs"] == 5_400_000)
+
+        for (body, field) in [
+            (#"{"activityId":"\#(piano)","durationMs":0}"#, "durationMs"),
+            (#"{"activityId":"\#(piano)","durationMs":86400001}"#, "durationMs"),
+            (#"{"activityId":"\#(piano)","durationMs":60000,"startedAt":"2099-01-01T00:00:00Z"}"#, "startedAt"),
+        ] {
+            let error = try await records.fails("records.time.add", body)
+            #expect(error.code == .invalidArgument && error.field == field, "\(body): \(error)")
+        }
+        let foreign = try await records.fails(
+            "records.time.add", #"{"activityId":"\#(piano)","durationMs":60000}"#, as: "bob")
+        #expect(foreign.code == .notFound)
+        #expect(try await records.ok("records.networth")["totalMs"] == 5_400_000, "nothing else was written")
+    }
+}

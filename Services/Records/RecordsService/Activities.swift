@@ -93,6 +93,29 @@ struct TimeEntry: Codable, Sendable, Equatable {
     }
 }
 
+/// `records.time.add`: time practised without the timer.
+struct TimeAdd: Decodable, Sendable {
+    var activityId: String
+    var durationMs: Int64
+    /// When the practice began; default: `durationMs` before now.
+    var startedAt: Date?
+}
+
+extension TimeEntry {
+    /// Writes the entry and its `time.saved` event (what analytics and the store count).
+    func save(_ db: Database, userId: String, at: Date) throws {
+        try db.execute(
+            sql: "INSERT INTO timeEntry (id, userId, activityId, durationMs, startedAt, savedAt) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [id, userId, activityId, durationMs, startedAt.ms, savedAt.ms])
+        try Outbox.append(
+            db, type: "time.saved", userId: userId,
+            data: TimeSavedEvent(
+                id: id, userId: userId, activityId: activityId, durationMs: durationMs, startedAt: startedAt,
+                savedAt: savedAt),
+            at: at)
+    }
+}
+
 struct TimeList: Decodable, Sendable {
     var activityId: String
     var cursor: String?
@@ -166,6 +189,23 @@ extension Records {
                 db, type: "activity.deleted", userId: context.userId,
                 data: ActivityDeleted(id: found.id, userId: context.userId, name: found.name, totalMs: found.totalMs), at: at)
             return Deleted()
+        }
+
+        // Time practised away from the timer (a lesson, a forgotten start), as a time
+        // tracker's manual entry. At most a day per entry, ending no later than now.
+        router.write("records.time.add") { (body: TimeAdd, context, db) in
+            let at = now()
+            _ = try activeActivityName(db, userId: context.userId, id: body.activityId, field: "activityId")
+            try require(
+                body.durationMs > 0 && body.durationMs <= 24 * Goal.msPerHour, "durationMs",
+                "must be more than 0 and at most 24 hours (86400000)", got: "\(body.durationMs)")
+            let startedAt = body.startedAt ?? at.addingTimeInterval(-Double(body.durationMs) / 1000)
+            try notInFuture(startedAt.addingTimeInterval(Double(body.durationMs) / 1000), "startedAt", now: at)
+            let entry = TimeEntry(
+                id: ID.make(at: at), activityId: body.activityId, durationMs: body.durationMs, startedAt: startedAt,
+                savedAt: at)
+            try entry.save(db, userId: context.userId, at: at)
+            return entry
         }
 
         router.read("records.time.list") { (body: TimeList, context) in

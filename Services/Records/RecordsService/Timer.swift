@@ -178,17 +178,9 @@ extension Records {
             let entry = TimeEntry(
                 id: ID.make(at: at), activityId: body.activityId, durationMs: timer.elapsedMs,
                 startedAt: timer.startedAt ?? at, savedAt: at)
-            try db.execute(
-                sql: "INSERT INTO timeEntry (id, userId, activityId, durationMs, startedAt, savedAt) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [entry.id, context.userId, entry.activityId, entry.durationMs, entry.startedAt.ms, entry.savedAt.ms])
             let idle = TimerState.idle(body.activityId, now: at)
             try idle.store(db, userId: context.userId)
-            try Outbox.append(
-                db, type: "time.saved", userId: context.userId,
-                data: TimeSavedEvent(
-                    id: entry.id, userId: context.userId, activityId: entry.activityId, durationMs: entry.durationMs,
-                    startedAt: entry.startedAt, savedAt: entry.savedAt),
-                at: at)
+            try entry.save(db, userId: context.userId, at: at)
             return TimeSaved(entry: entry, timer: idle)
         }
     }

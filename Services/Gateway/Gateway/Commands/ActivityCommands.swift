@@ -39,9 +39,10 @@ struct ActivityGroup: AsyncParsableCommand {
               logbook activity add Guitar
               logbook activity list           # amount, progress bar, ● for a running timer
               logbook activity log Guitar     # the times saved with `logbook timer save`
+              logbook activity add-time Guitar 1h30m   # practice the timer did not see
               logbook activity delete Guitar --yes
             """,
-        subcommands: [ActivityAdd.self, ActivityList.self, ActivityDelete.self, ActivityLog.self])
+        subcommands: [ActivityAdd.self, ActivityList.self, ActivityDelete.self, ActivityLog.self, ActivityAddTime.self])
 }
 
 struct ActivityAdd: GatewayCommand {
@@ -131,6 +132,35 @@ struct ActivityLog: GatewayCommand {
             Output.line("\(Output.cell(found["name"])): \(Output.cell(found["amount"])), \(TimeText.clock(milliseconds: found["totalMs"]?.int64Value ?? 0)) in all")
         }
         context.show(fetched, rows, options, empty: "nothing saved yet: `logbook timer start \(Output.cell(found["name"]))`")
+    }
+}
+
+struct ActivityAddTime: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add-time", abstract: "Add time practised without the timer (at most 24 hours at once).",
+        discussion: """
+            The time counts like time saved from the timer: in the log, in net worth, and as \
+            cash in the store. It ends now unless --started says when it began.
+            Examples:
+              logbook activity add-time Guitar 1h30m
+              logbook activity add-time Guitar 45m --started "2026-05-01 18:00"
+              logbook activity add-time Guitar 1:15
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The activity's id or name.") var activity: String
+    @Argument(help: ArgumentHelp("How long: 1h30m, 90m, 45s, 2h or H:MM.", valueName: "duration")) var duration: String
+    @Option(help: ArgumentHelp("When the practice began (local time or ISO-8601).", valueName: "time")) var started: String?
+
+    func execute(_ context: Context) async throws {
+        let milliseconds = try TimeText.duration(duration, field: "duration")
+        let found = try await Resolve.activity(context, activity)
+        var body: [String: JSONValue] = ["activityId": found["id"] ?? .null, "durationMs": .number(Double(milliseconds))]
+        if let started { body["startedAt"] = .string(WireTime.format(try TimeText.parse(started, field: "started"))) }
+        try await context.perform("records", "records.time.add", body: .object(body), write: true) { entry in
+            let ms = entry["durationMs"]?.int64Value ?? 0
+            return "added \(TimeText.clock(milliseconds: ms)) (\(Money.format(ms / 36_000))) to \(Output.cell(found["name"]))"
+        }
     }
 }
 

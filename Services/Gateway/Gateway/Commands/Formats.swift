@@ -34,6 +34,41 @@ public enum GeoJSON {
 }
 
 public enum TimeText {
+    /// A duration typed by a person: "1h30m", "90m", "45s", "2h", "1h 5m 30s" or "H:MM".
+    public static func duration(_ text: String, field: String) throws -> Int64 {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let refuse = ServiceError.invalid(field, "must be a duration like 1h30m, 90m, 45s or 1:30 (got \(text))")
+        if trimmed.contains(":") {
+            let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let hours = Int64(parts[0]), let minutes = Int64(parts[1]), parts[1].count == 2,
+                hours >= 0, (0..<60).contains(minutes)
+            else { throw refuse }
+            return (hours * 60 + minutes) * 60_000
+        }
+        var total: Int64 = 0
+        var number = ""
+        var sawUnit = false
+        for character in trimmed where character != " " {
+            if character.isASCII, character.isNumber {
+                number.append(character)
+                continue
+            }
+            let unit: Int64
+            switch character {
+            case "h": unit = 3_600_000
+            case "m": unit = 60_000
+            case "s": unit = 1_000
+            default: throw refuse
+            }
+            guard let value = Int64(number), value <= 1_000_000 else { throw refuse }
+            total += value * unit
+            number = ""
+            sawUnit = true
+        }
+        guard sawUnit, number.isEmpty, total > 0 else { throw refuse }
+        return total
+    }
+
     /// Reads a time typed by a person: ISO-8601 with an offset (`2026-05-01T14:45:00Z`), or a
     /// local `2026-05-01 14:45`, `2026-05-01T14:45`, `… 14:45:30`, or a plain `2026-05-01`
     /// (local midnight); `now`, `today` and `yesterday` too.
