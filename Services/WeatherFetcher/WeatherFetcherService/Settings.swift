@@ -8,6 +8,16 @@ public struct WeatherFetcherSettings: Sendable {
     public var forecastURL = "https://api.open-meteo.com/v1/forecast"
     public var archiveURL = "https://archive-api.open-meteo.com/v1/archive"
     public var marineURL = "https://marine-api.open-meteo.com/v1/marine"
+    /// NOAA CO-OPS: `/mdapi/prod/webapi/stations.json` and `/api/prod/datagetter` are appended.
+    public var noaaURL = "https://api.tidesandcurrents.noaa.gov"
+    /// A salt-water catch takes its tide from NOAA's nearest tide-prediction station when
+    /// one is within this many kilometres; 0 turns NOAA off (Open-Meteo Marine only).
+    public var noaaMaxKm: Double = 30
+    /// How long the cached NOAA station list is used before it is fetched again.
+    public var noaaStationsMaxAge: Duration = .seconds(24 * 3600)
+    /// After the station list could not be fetched, how long to wait before asking again
+    /// (meanwhile the stale list, if any, is used, else Open-Meteo Marine).
+    public var noaaStationsRetry: Duration = .seconds(10 * 60)
     /// Per HTTP request (whole seconds; see `HTTPClient`).
     public var httpTimeout: Duration = .seconds(10)
     /// Catches newer than this use the forecast API, older ones the archive.
@@ -34,8 +44,8 @@ public struct WeatherFetcherSettings: Sendable {
 
     public init() {}
 
-    /// Reads LOGBOOK_WEATHER_FETCHER_{FORECAST_URL, ARCHIVE_URL, MARINE_URL,
-    /// HTTP_TIMEOUT_SECONDS, CALLS_PER_MINUTE, MAX_ATTEMPTS}.
+    /// Reads LOGBOOK_WEATHER_FETCHER_{FORECAST_URL, ARCHIVE_URL, MARINE_URL, NOAA_URL,
+    /// NOAA_MAX_KM, HTTP_TIMEOUT_SECONDS, CALLS_PER_MINUTE, MAX_ATTEMPTS}.
     public init(configuration: StackConfiguration) throws {
         let service = WeatherFetcher.name
         func url(_ name: String, _ fallback: String) throws -> String {
@@ -55,6 +65,13 @@ public struct WeatherFetcherSettings: Sendable {
         forecastURL = try url("FORECAST_URL", forecastURL)
         archiveURL = try url("ARCHIVE_URL", archiveURL)
         marineURL = try url("MARINE_URL", marineURL)
+        noaaURL = try url("NOAA_URL", noaaURL)
+        if let value = configuration.setting(service, "NOAA_MAX_KM") {
+            guard let km = Double(value), km.isFinite, km >= 0 else {
+                throw ConfigurationError("LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM must be a number of kilometres, 0 or more (got \"\(value)\")")
+            }
+            noaaMaxKm = km
+        }
         if let seconds = try positive("HTTP_TIMEOUT_SECONDS") { httpTimeout = .seconds(seconds) }
         if let calls = try positive("CALLS_PER_MINUTE") { callsPerMinute = calls }
         if let attempts = try positive("MAX_ATTEMPTS") { maxAttempts = attempts }

@@ -52,3 +52,52 @@ public enum Tide {
         }
     }
 }
+
+/// The tide at a moment from NOAA's predicted highs and lows around it.
+struct HiloReading: Sendable, Equatable {
+    /// Metres above MLLW, 3 decimals.
+    var heightM: Double
+    /// rising | falling | high | low | slack
+    var phase: String
+    /// low | mid | high: the third of the range between the surrounding low and high.
+    var heightBand: String?
+    var nextHigh: Int64?
+    var nextLow: Int64?
+}
+
+extension Tide {
+    /// Within this many seconds of a predicted high or low the phase is `high` or `low`.
+    static let extremeWindow: Int64 = 30 * 60
+
+    /// With the predicted extremes e0 (at or before `time`) and e1 (after it):
+    /// - phase: `high`/`low` within 30 minutes (inclusive) of the nearer of e0, e1 when it
+    ///   is a high/low; otherwise `rising` when e1 is higher than e0, `falling` when lower,
+    ///   `slack` when equal;
+    /// - height: cosine interpolation, h = h0 + (h1 − h0) · (1 − cos(π·f)) / 2 with
+    ///   f = (time − t0) / (t1 − t0): a half cosine from one extreme to the next, flat at
+    ///   both ends as the tide is;
+    /// - band: thirds of the e0…e1 range, as `band(_:range:)`.
+    /// - Returns: nil when `time` is not between two predictions.
+    static func hilo(_ extremes: [TideExtreme], at time: Int64) -> HiloReading? {
+        guard let nextIndex = extremes.firstIndex(where: { $0.time > time }), nextIndex > 0 else { return nil }
+        let e0 = extremes[nextIndex - 1]
+        let e1 = extremes[nextIndex]
+        let span = Double(e1.time - e0.time)
+        let f = span > 0 ? Double(time - e0.time) / span : 0
+        let height = e0.heightM + (e1.heightM - e0.heightM) * (1 - cos(Double.pi * f)) / 2
+        let nearer = time - e0.time <= e1.time - time ? e0 : e1
+        let phase: String
+        if abs(nearer.time - time) <= extremeWindow {
+            phase = nearer.high ? "high" : "low"
+        } else if e1.heightM != e0.heightM {
+            phase = e1.heightM > e0.heightM ? "rising" : "falling"
+        } else {
+            phase = "slack"
+        }
+        let later = extremes[nextIndex...]
+        return HiloReading(
+            heightM: (height * 1000).rounded() / 1000, phase: phase,
+            heightBand: band(height, range: (min(e0.heightM, e1.heightM), max(e0.heightM, e1.heightM))),
+            nextHigh: later.first(where: \.high)?.time, nextLow: later.first(where: { !$0.high })?.time)
+    }
+}
