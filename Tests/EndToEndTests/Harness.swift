@@ -29,6 +29,7 @@ final class TestStack: Sendable {
         "LOGBOOK_WEATHER_FETCHER_FORECAST_URL": "http://127.0.0.1:9/v1/forecast",
         "LOGBOOK_WEATHER_FETCHER_ARCHIVE_URL": "http://127.0.0.1:9/v1/archive",
         "LOGBOOK_WEATHER_FETCHER_MARINE_URL": "http://127.0.0.1:9/v1/marine",
+        "LOGBOOK_WEATHER_FETCHER_NOAA_URL": "http://127.0.0.1:9",
         "LOGBOOK_STORE_QUOTES_URL": "http://127.0.0.1:9",
     ]
 

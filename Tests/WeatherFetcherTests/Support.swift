@@ -114,6 +114,10 @@ final class Harness: Sendable {
         settings.forecastURL = server.baseURL + "/v1/forecast"
         settings.archiveURL = server.baseURL + "/v1/archive"
         settings.marineURL = server.baseURL + "/v1/marine"
+        // NOAA answers from the stub too, but is off unless a test turns it on (noaaMaxKm),
+        // so the Open-Meteo tests keep counting only Open-Meteo calls.
+        settings.noaaURL = server.baseURL
+        settings.noaaMaxKm = 0
         settings.httpTimeout = .seconds(1)
         settings.backoffBase = .milliseconds(20)
         settings.backoffMax = .milliseconds(100)

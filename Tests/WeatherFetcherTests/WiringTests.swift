@@ -34,6 +34,7 @@ import Wire
                 "LOGBOOK_WEATHER_FETCHER_FORECAST_URL": server.baseURL + "/v1/forecast",
                 "LOGBOOK_WEATHER_FETCHER_ARCHIVE_URL": server.baseURL + "/v1/archive",
                 "LOGBOOK_WEATHER_FETCHER_MARINE_URL": server.baseURL + "/v1/marine",
+                "LOGBOOK_WEATHER_FETCHER_NOAA_URL": server.baseURL,
             ])
         var logger = Logger(label: "wiring-test")
         logger.logLevel = .critical

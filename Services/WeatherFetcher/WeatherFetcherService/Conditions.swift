@@ -44,6 +44,18 @@ public struct Conditions: Codable, Sendable, Equatable {
     public var tideHeightM: Double?
     public var tidePhase: String?
     public var tideHeightBand: String?
+    /// noaa | open-meteo: who gave the tide reading (with `tide: measured`).
+    public var tideSource: String?
+    /// MLLW (NOAA: mean lower low water) | MSL (Open-Meteo: mean sea level): what
+    /// `tideHeightM` is measured from.
+    public var tideDatum: String?
+    /// NOAA only: the station whose predictions were used and its distance from the place.
+    public var tideStation: String?
+    public var tideStationId: String?
+    public var tideStationKm: Double?
+    /// NOAA only: the first predicted high and low water after the catch time.
+    public var nextHigh: Date?
+    public var nextLow: Date?
 
     /// "14°C, overcast, wind 3 Bft SW, pressure 1016 hPa rising slowly, rising tide"; parts
     /// whose values are missing are left out.
@@ -139,9 +151,19 @@ struct TideSlice: Codable, Sendable, Equatable {
     }
 }
 
+/// The tide at a catch from a NOAA station's predictions.
+struct NOAATide: Sendable, Equatable {
+    var stationId: String
+    var stationName: String
+    var distanceKm: Double
+    var reading: HiloReading
+}
+
 /// How the tide part of a catch's conditions came about.
 enum TideInput: Sendable {
     case slice(TideSlice)
+    /// From the nearest NOAA station's high/low predictions.
+    case noaa(NOAATide)
     /// A freshwater catch: the marine API is not asked.
     case skipped
     /// The marine API kept failing; the weather is published without tide.
@@ -187,6 +209,18 @@ extension Conditions {
         case .failed(let reason):
             self.tide = "unavailable"
             tideNote = reason
+        case .noaa(let noaa):
+            self.tide = "measured"
+            tideSource = "noaa"
+            tideDatum = "MLLW"
+            tideHeightM = noaa.reading.heightM
+            tidePhase = noaa.reading.phase
+            tideHeightBand = noaa.reading.heightBand
+            tideStation = noaa.stationName
+            tideStationId = noaa.stationId
+            tideStationKm = (noaa.distanceKm * 10).rounded() / 10
+            nextHigh = noaa.reading.nextHigh.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+            nextLow = noaa.reading.nextLow.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         case .slice(let slice):
             if let refused = slice.refused {
                 self.tide = "unavailable"
@@ -196,6 +230,8 @@ extension Conditions {
                 range: slice.low.flatMap { low in slice.high.map { (low, $0) } })
             {
                 self.tide = "measured"
+                tideSource = "open-meteo"
+                tideDatum = "MSL"
                 tideHeightM = reading.heightM
                 tidePhase = reading.phase
                 tideHeightBand = reading.heightBand

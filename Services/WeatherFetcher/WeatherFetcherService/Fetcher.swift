@@ -1,7 +1,10 @@
 // Fetching the conditions for a place and time: the forecast API for recent catches, the
 // archive for older ones, the marine API for tide, each answer cached per rounded place
-// (2 decimals, about 1 km) and hour so a second catch there and then costs no call. Every
-// call passes the rate limiter. Failures come out as `FetchFailure`.
+// (2 decimals, about 1 km) and hour so a second catch there and then costs no call. A
+// salt-water catch within `noaaMaxKm` of a NOAA tide-prediction station takes its tide
+// from that station's high/low predictions instead; any NOAA failure falls back to the
+// marine API, never failing the catch on its own. Every call passes the rate limiter.
+// Failures come out as `FetchFailure`.
 import Foundation
 import GRDB
 import Logging
@@ -24,6 +27,8 @@ final class Fetcher: Sendable {
     let http: HTTPClient
     let limiter: RateLimiter
     let cache: ProviderCache
+    let noaa: NOAAClient
+    let stations: TideStations
     let logger: Logger
 
     init(settings: WeatherFetcherSettings, cache: ProviderCache, logger: Logger) {
@@ -31,6 +36,8 @@ final class Fetcher: Sendable {
         http = HTTPClient(timeout: settings.httpTimeout)
         limiter = RateLimiter(perMinute: settings.callsPerMinute)
         self.cache = cache
+        noaa = NOAAClient(base: settings.noaaURL, http: http, limiter: limiter)
+        stations = TideStations(client: noaa, writer: cache.writer, settings: settings, logger: logger)
         self.logger = logger
     }
 
@@ -55,12 +62,20 @@ final class Fetcher: Sendable {
         switch mode {
         case .fetch:
             weather = try await weatherSlice(place, hour: hour, at: at)
-            tide = water == "fresh" ? .skipped : .slice(try await tideSlice(place, hour: hour))
+            if water == "fresh" {
+                tide = .skipped
+            } else if let noaa = await noaaTide(place, at: at, fetch: true) {
+                tide = .noaa(noaa)
+            } else {
+                tide = .slice(try await tideSlice(place, hour: hour))
+            }
         case .giveUp(let reason):
             guard let cached = try await cache.weather(place, hour: hour) else { throw FetchFailure.transient(reason) }
             weather = cached
             if water == "fresh" {
                 tide = .skipped
+            } else if let noaa = await noaaTide(place, at: at, fetch: false) {
+                tide = .noaa(noaa)
             } else if let slice = try await cache.tide(place, hour: hour) {
                 tide = .slice(slice)
             } else {
@@ -84,6 +99,44 @@ final class Fetcher: Sendable {
         }
         try await cache.store(weather: slice, place, hour: hour)
         return slice
+    }
+
+    /// The tide from the NOAA station nearest to the place, if one is within `noaaMaxKm` and
+    /// its predictions bracket the catch time; nil (use the marine API) on any failure.
+    /// - Parameter fetch: false answers from the caches only.
+    private func noaaTide(_ place: Place, at: Date, fetch: Bool) async -> NOAATide? {
+        guard settings.noaaMaxKm > 0 else { return nil }
+        guard let list = await stations.list(fetch: fetch),
+            let (station, km) = NOAA.nearest(list, latitude: place.latitude, longitude: place.longitude),
+            km <= settings.noaaMaxKm
+        else { return nil }
+        // The day before to the day after: the highs and lows around any time of the day.
+        let from = at.addingTimeInterval(-86400)
+        let to = at.addingTimeInterval(86400)
+        let beginDay = NOAA.compactDay(from)
+        let extremes: [TideExtreme]
+        do {
+            if let cached = try await cache.predictions(station: station.id, beginDay: beginDay) {
+                extremes = cached
+            } else {
+                guard fetch else { return nil }
+                extremes = try await noaa.predictions(station: station.id, from: from, to: to)
+                try await cache.store(predictions: extremes, station: station.id, beginDay: beginDay)
+                logger.debug("fetched", metadata: ["http.api": "noaa", "noaa.station": "\(station.id)"])
+            }
+        } catch {
+            logger.warning(
+                "NOAA tide predictions unavailable; using Open-Meteo Marine",
+                metadata: ["noaa.station": "\(station.id)", "error.detail": "\(error)"])
+            return nil
+        }
+        guard let reading = Tide.hilo(extremes, at: Int64(at.timeIntervalSince1970.rounded(.down))) else {
+            logger.warning(
+                "NOAA predictions do not surround the catch time; using Open-Meteo Marine",
+                metadata: ["noaa.station": "\(station.id)"])
+            return nil
+        }
+        return NOAATide(stationId: station.id, stationName: station.name, distanceKm: km, reading: reading)
     }
 
     private func tideSlice(_ place: Place, hour: Int64) async throws -> TideSlice {
@@ -168,6 +221,28 @@ struct ProviderCache: Sendable {
 
     func store(tide: TideSlice, _ place: Place, hour: Int64) async throws {
         try await save("marine", place, hour, tide)
+    }
+
+    /// NOAA high/low predictions of a station for the 3 days starting `beginDay` (yyyyMMdd).
+    func predictions(station: String, beginDay: String) async throws -> [TideExtreme]? {
+        let data = try await writer.read { db in
+            try Data.fetchOne(
+                db, sql: "SELECT data FROM tidePredictions WHERE station = ? AND beginDay = ?",
+                arguments: [station, beginDay])
+        }
+        return data.flatMap { try? JSONDecoder().decode([TideExtreme].self, from: $0) }
+    }
+
+    func store(predictions: [TideExtreme], station: String, beginDay: String) async throws {
+        let data = try JSONEncoder().encode(predictions)
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO tidePredictions (station, beginDay, data, fetchedAt) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (station, beginDay) DO UPDATE SET data = excluded.data, fetchedAt = excluded.fetchedAt
+                    """,
+                arguments: [station, beginDay, data, Date().timeIntervalSince1970])
+        }
     }
 
     private func load<T: Decodable>(_ kind: String, _ place: Place, _ hour: Int64) async throws -> T? {

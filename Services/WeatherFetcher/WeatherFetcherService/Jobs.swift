@@ -95,6 +95,31 @@ enum Jobs {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("weather.v2-noaa") { db in
+            // NOAA's tide-prediction stations (refreshed at most once a day) and their
+            // high/low predictions per station and first day asked. Public data, like
+            // providerCache: `user.deleted` leaves it.
+            try db.execute(
+                sql: """
+                    CREATE TABLE tideStation (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        latitude DOUBLE NOT NULL,
+                        longitude DOUBLE NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE tideStationList (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        fetchedAt DOUBLE NOT NULL
+                    );
+                    CREATE TABLE tidePredictions (
+                        station TEXT NOT NULL,
+                        beginDay TEXT NOT NULL,
+                        data BLOB NOT NULL,
+                        fetchedAt DOUBLE NOT NULL,
+                        PRIMARY KEY (station, beginDay)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }()
 
