@@ -269,6 +269,26 @@ extension Fixtures {
         #expect(reply.result?["summary"]?.stringValue?.hasSuffix(", falling tide") == true)
     }
 
+    @Test func noaaSettingsAreReadAndChecked() throws {
+        let directory = "/tmp/lbw-\(UUID().uuidString.prefix(8).lowercased())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func settings(_ extra: [String: String]) throws -> WeatherFetcherSettings {
+            try WeatherFetcherSettings(configuration: StackConfiguration.scratch(directory, extra: extra))
+        }
+        let defaults = try settings([:])
+        #expect(defaults.noaaURL == "https://api.tidesandcurrents.noaa.gov")
+        #expect(defaults.noaaMaxKm == 30)
+        let set = try settings([
+            "LOGBOOK_WEATHER_FETCHER_NOAA_URL": "http://127.0.0.1:9", "LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM": "12.5",
+        ])
+        #expect(set.noaaURL == "http://127.0.0.1:9")
+        #expect(set.noaaMaxKm == 12.5)
+        #expect(try settings(["LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM": "0"]).noaaMaxKm == 0)
+        #expect(throws: (any Error).self) { try settings(["LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM": "-1"]) }
+        #expect(throws: (any Error).self) { try settings(["LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM": "far"]) }
+        #expect(throws: (any Error).self) { try settings(["LOGBOOK_WEATHER_FETCHER_NOAA_URL": "ftp://noaa.gov"]) }
+    }
+
     @Test func noaaMaxKmZeroTurnsNOAAOff() async throws {
         let harness = try Harness(handler: Fixtures.withNOAA())
         let service = try harness.makeService()
