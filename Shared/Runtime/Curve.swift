@@ -37,6 +37,16 @@ public struct CurveSettings: Sendable, Equatable {
         serverKeys[service] ?? keyPair.publicKey
     }
 
+    /// A new keypair as Z85 text (`logbook keys generate`).
+    public static func generateKeyPair() throws -> (publicKey: String, secretKey: String) {
+        do {
+            let pair = try CurveKeyPair.generate()
+            return (pair.publicKey.z85, pair.secretKey.z85)
+        } catch let error as CurveKeyError {
+            throw ConfigurationError(error.description)
+        }
+    }
+
     static func serverKeySetting(_ service: String) -> String { StackConfiguration.key(service, "CURVE_PUBLIC_KEY") }
 
     /// Reads the CURVE settings from configuration values: nil when CURVE is off (no secret
