@@ -119,12 +119,16 @@ public struct CurveSettings: Sendable, Equatable {
     /// be) and returns the ZAP domain its socket must carry. Throws when the allow-list is
     /// empty: CURVE on means only listed clients, and an empty list would let none in.
     func registerServer(name: String, logger: Logger) throws -> ZAPHandler.Registration {
-        guard !allowed.isEmpty else {
-            throw ConfigurationError(
-                "\(name): CURVE is on (\(Self.secretKeySetting) is set) but \(Self.allowSetting) is empty; "
-                    + "list the public keys of every host allowed to connect, this one's included")
-        }
+        try requireAllowList(name)
         return try ZAPHandler.shared.register(name: name, allowed: allowed, logger: logger)
+    }
+
+    /// Throws unless a server named `name` has someone to let in.
+    func requireAllowList(_ name: String) throws {
+        guard allowed.isEmpty else { return }
+        throw ConfigurationError(
+            "\(name): CURVE is on (\(Self.secretKeySetting) is set) but \(Self.allowSetting) is empty; "
+                + "list the public keys of every host allowed to connect, this one's included")
     }
 }
 

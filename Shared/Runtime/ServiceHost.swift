@@ -29,6 +29,8 @@ public final class ServiceHost: Sendable {
         descriptor: ServiceDescriptor, database settings: DatabaseSettings, migrator: DatabaseMigrator,
         eventsEndpoint: String?, curve: CurveSettings? = nil, logger: Logger
     ) throws {
+        // Before anything starts: a service with CURVE on and no allow-list stops here.
+        try curve?.requireAllowList(descriptor.name)
         self.curve = curve
         self.descriptor = descriptor
         var logger = logger

@@ -194,6 +194,27 @@ struct CurveParties {
         #expect(derived.curve?.keyPair == host)
     }
 
+    @Test func keysAsPrintedByKeysGenerateReadBackFromAConfigFile() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let host = try CurveKeyPair.generate()
+        let other = try CurveKeyPair.generate()
+        // Z85 has '#', '=' and '$': quoted, as `logbook keys generate` prints them.
+        let file = """
+            # keys
+            LOGBOOK_CURVE_PUBLIC_KEY='\(host.publicKey.z85)'
+            LOGBOOK_CURVE_SECRET_KEY='\(host.secretKey.z85)'
+            LOGBOOK_CURVE_ALLOW='\(host.publicKey.z85),\(other.publicKey.z85)'
+            LOGBOOK_STORE_CURVE_PUBLIC_KEY=\(other.publicKey.z85)
+            """
+        try file.write(toFile: scratch.path + "/logbook.conf", atomically: true, encoding: .utf8)
+        let configuration = try StackConfiguration.load(environment: ["LOGBOOK_HOME": scratch.path])
+        let curve = try #require(configuration.curve)
+        #expect(curve.keyPair == host)
+        #expect(curve.allowed == [host.publicKey, other.publicKey])
+        #expect(curve.serverKey(for: "store") == other.publicKey)
+    }
+
     @Test(arguments: [
         (["LOGBOOK_CURVE_SECRET_KEY": "too-short"], "LOGBOOK_CURVE_SECRET_KEY must be a 40-character Z85 key"),
         (["LOGBOOK_CURVE_SECRET_KEY": String(repeating: "\"", count: 40)], "LOGBOOK_CURVE_SECRET_KEY is not valid Z85"),
