@@ -105,10 +105,14 @@ public struct ClientSettings: Sendable {
     /// Tries per request, each with an equal share of the request's timeout.
     public var attempts: Int
     public var maxMessageSize: Int64
+    /// When set, the DEALER is a CURVE client with this host's pair, expecting the
+    /// service's public key.
+    public var curve: CurveSettings?
 
-    public init(attempts: Int = 3, maxMessageSize: Int64 = 64 * 1024 * 1024) {
+    public init(attempts: Int = 3, maxMessageSize: Int64 = 64 * 1024 * 1024, curve: CurveSettings? = nil) {
         self.attempts = max(1, attempts)
         self.maxMessageSize = maxMessageSize
+        self.curve = curve
     }
 }
 
@@ -126,10 +130,12 @@ public final class ServiceClient: Transport, Sendable {
         let waiters = Waiters()
         self.waiters = waiters
         let maxSize = settings.maxMessageSize
+        let curve = settings.curve
         pump = try SocketPump(
             name: "client.\(service)",
             setup: {
                 let socket = try Socket(.dealer)
+                try curve?.configureClient(socket, service: service)
                 // Queue only to completed connections: a request to a service that is down
                 // stays ours (and is reported `unavailable`), it is not delivered late.
                 try socket.set(.immediate(true))

@@ -16,6 +16,9 @@ public struct StackConfiguration: Sendable, Equatable {
     public var logDirectory: String
     public var durability: Durability
     public var logLevel: String
+    /// CURVE encryption and authentication between machines; nil (off) unless
+    /// LOGBOOK_CURVE_SECRET_KEY is set (Curve.swift).
+    public var curve: CurveSettings?
     /// Every value read from the file and the environment (LOGBOOK_*), for service settings.
     public var values: [String: String]
 
@@ -33,6 +36,7 @@ public struct StackConfiguration: Sendable, Equatable {
                 "LOGBOOK_DURABILITY must be one of \(Durability.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(durabilityText)\")")
         }
         self.durability = durability
+        curve = try CurveSettings.read(values, services: Self.services)
     }
 
     /// Defaults, then the config file (LOGBOOK_CONFIG, or $LOGBOOK_HOME/logbook.conf), then

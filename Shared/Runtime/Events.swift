@@ -25,10 +25,13 @@ public final class EventPublisher: Service, Sendable {
     let logger: Logger
     private let pump: SocketPump
     private let lastPublished: Mutex<Int64>
+    private let zap: ZAPHandler.Registration?
 
+    /// - Parameter curve: when set, the PUB is a CURVE server taking only subscribers on
+    ///   the allow-list.
     public init(
         service: String, endpoint: String, reader: any DatabaseReader, heartbeatInterval: Duration = .milliseconds(200),
-        logger: Logger
+        curve: CurveSettings? = nil, logger: Logger
     ) throws {
         self.service = service
         self.endpoint = endpoint
@@ -36,20 +39,31 @@ public final class EventPublisher: Service, Sendable {
         self.heartbeatInterval = heartbeatInterval
         self.logger = logger
         try ServiceServer.prepareIPC(endpoint)
-        pump = try SocketPump(
-            name: "pub.\(service)",
-            setup: {
-                let socket = try Socket(.pub)
-                try socket.set(.sendHighWaterMark(100_000))
-                try socket.bind(endpoint)
-                return socket
-            },
-            onEvent: { _ in })
+        let zap = try curve?.registerServer(name: "\(service).events", logger: logger)
+        self.zap = zap
+        do {
+            pump = try SocketPump(
+                name: "pub.\(service)",
+                setup: {
+                    let socket = try Socket(.pub)
+                    if let curve, let zap { try curve.configureServer(socket, domain: zap.domain) }
+                    try socket.set(.sendHighWaterMark(100_000))
+                    try socket.bind(endpoint)
+                    return socket
+                },
+                onEvent: { _ in })
+        } catch {
+            zap?.cancel()
+            throw error
+        }
         // Events committed before this start are not re-sent: consumers replay them.
         lastPublished = Mutex(try reader.read { try Outbox.lastSequence($0) })
     }
 
-    deinit { pump.stop() }
+    deinit {
+        pump.stop()
+        zap?.cancel()
+    }
 
     /// Sends every outbox row not yet published. Called after each commit.
     public func publishPending() {
@@ -139,16 +153,20 @@ public final class EventConsumer: Service, Sendable {
         public var batchSize: Int
         /// How long one `events.since` call may take.
         public var rpcTimeout: Duration
+        /// When set, the SUB is a CURVE client with this host's pair, expecting the
+        /// producer's public key.
+        public var curve: CurveSettings?
 
         public init(
             producer: String, eventsEndpoint: String, pollInterval: Duration = .seconds(5), batchSize: Int = 500,
-            rpcTimeout: Duration = .seconds(5)
+            rpcTimeout: Duration = .seconds(5), curve: CurveSettings? = nil
         ) {
             self.producer = producer
             self.eventsEndpoint = eventsEndpoint
             self.pollInterval = pollInterval
             self.batchSize = batchSize
             self.rpcTimeout = rpcTimeout
+            self.curve = curve
         }
     }
 
@@ -180,10 +198,13 @@ public final class EventConsumer: Service, Sendable {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingNewest(100_000))
         let endpoint = settings.eventsEndpoint
         let logger = self.logger
+        let curve = settings.curve
+        let producer = settings.producer
         let pump = try SocketPump(
             name: "sub.\(settings.producer)",
             setup: {
                 let socket = try Socket(.sub)
+                try curve?.configureClient(socket, service: producer)
                 try socket.set(.receiveHighWaterMark(100_000))
                 try socket.set(.maxMessageSize(16 * 1024 * 1024))
                 try socket.set(.subscribe(Data()))

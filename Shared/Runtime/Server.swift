@@ -14,11 +14,14 @@ public struct ServerSettings: Sendable {
     /// Requests handled at once; beyond this a request is answered `resource_exhausted`.
     public var maxInFlight: Int
     public var highWaterMark: Int32
+    /// When set, the ROUTER is a CURVE server taking only clients on the allow-list.
+    public var curve: CurveSettings?
 
-    public init(endpoint: String, maxInFlight: Int = 4096, highWaterMark: Int32 = 10_000) {
+    public init(endpoint: String, maxInFlight: Int = 4096, highWaterMark: Int32 = 10_000, curve: CurveSettings? = nil) {
         self.endpoint = endpoint
         self.maxInFlight = maxInFlight
         self.highWaterMark = highWaterMark
+        self.curve = curve
     }
 }
 
@@ -47,10 +50,16 @@ public final class ServiceServer: Service, Sendable {
         let hwm = settings.highWaterMark
         let logger = self.logger
         try Self.prepareIPC(endpoint)
+        let curve = settings.curve
+        // Registered before the socket exists and cancelled after it is closed (defers run
+        // in reverse), so no connection is ever made without the allow-list being asked.
+        let zap = try curve?.registerServer(name: dispatcher.descriptor.name, logger: logger)
+        defer { zap?.cancel() }
         let pump = try SocketPump(
             name: dispatcher.descriptor.name,
             setup: {
                 let socket = try Socket(.router)
+                if let curve, let zap { try curve.configureServer(socket, domain: zap.domain) }
                 try socket.set(.routerMandatory(true))
                 try socket.set(.maxMessageSize(hardLimit))
                 try socket.set(.sendHighWaterMark(hwm))
@@ -73,7 +82,12 @@ public final class ServiceServer: Service, Sendable {
         defer { pump.stop() }
         boundEndpoint.withLock { $0 = endpoint }
         dispatcher.setEndpoint(endpoint)
-        logger.info("listening", metadata: ["service.endpoint": "\(endpoint)", "service.name": "\(dispatcher.descriptor.name)"])
+        logger.info(
+            "listening",
+            metadata: [
+                "service.endpoint": "\(endpoint)", "service.name": "\(dispatcher.descriptor.name)",
+                "service.curve": "\(curve == nil ? "off" : "on")",
+            ])
 
         let inFlight = Counter()
         let maxInFlight = settings.maxInFlight

@@ -18,14 +18,20 @@ public final class ServiceHost: Sendable {
     public let commits: GroupCommitter
     /// Set when the service publishes events (an events endpoint was given).
     public let publisher: EventPublisher?
+    /// CURVE for this service's server and publisher (nil: plain, the local default).
+    public let curve: CurveSettings?
 
     /// - Parameters:
     ///   - eventsEndpoint: where to publish the outbox; nil publishes nothing (in-process
     ///     tests read events with `events.since` instead).
+    ///   - curve: the stack's CURVE settings (`StackConfiguration.curve`); nil serves plain.
     public init(
         descriptor: ServiceDescriptor, database settings: DatabaseSettings, migrator: DatabaseMigrator,
-        eventsEndpoint: String?, logger: Logger
+        eventsEndpoint: String?, curve: CurveSettings? = nil, logger: Logger
     ) throws {
+        // Before anything starts: a service with CURVE on and no allow-list stops here.
+        try curve?.requireAllowList(descriptor.name)
+        self.curve = curve
         self.descriptor = descriptor
         var logger = logger
         logger[metadataKey: "service.name"] = "\(descriptor.name)"
@@ -33,7 +39,7 @@ public final class ServiceHost: Sendable {
         let database = try ServiceDatabase.open(settings, migrator: migrator)
         self.database = database
         let publisher = try eventsEndpoint.map {
-            try EventPublisher(service: descriptor.name, endpoint: $0, reader: database, logger: logger)
+            try EventPublisher(service: descriptor.name, endpoint: $0, reader: database, curve: curve, logger: logger)
         }
         self.publisher = publisher
         commits = GroupCommitter(writer: database) { _ in publisher?.publishPending() }
@@ -50,7 +56,7 @@ public final class ServiceHost: Sendable {
     /// (consumers, fetch loops).
     public func services(dispatcher: Dispatcher, endpoint: String, extra: [any Service] = []) -> [any Service] {
         var services: [any Service] = [
-            ServiceServer(dispatcher: dispatcher, settings: ServerSettings(endpoint: endpoint), logger: logger),
+            ServiceServer(dispatcher: dispatcher, settings: ServerSettings(endpoint: endpoint, curve: curve), logger: logger),
             IdempotencyJanitor(writer: database, logger: logger),
         ]
         if let publisher { services.append(publisher) }
@@ -63,9 +69,11 @@ public final class ServiceHost: Sendable {
         of producer: String, configuration: StackConfiguration,
         handler: @escaping @Sendable (Database, Event) throws -> Void
     ) throws -> EventConsumer {
-        let client = try ServiceClient(service: producer, endpoint: configuration.endpoint(producer))
+        let client = try ServiceClient(
+            service: producer, endpoint: configuration.endpoint(producer), settings: ClientSettings(curve: configuration.curve))
         return EventConsumer(
-            settings: .init(producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer)),
+            settings: .init(
+                producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer), curve: configuration.curve),
             producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, handler: handler),
             logger: logger)
     }
@@ -78,10 +86,13 @@ public struct AuthSessions: Sendable {
     public let consumer: EventConsumer
 
     public init(configuration: StackConfiguration, logger: Logger) throws {
-        let client = try ServiceClient(service: "auth", endpoint: configuration.endpoint("auth"))
+        let client = try ServiceClient(
+            service: "auth", endpoint: configuration.endpoint("auth"), settings: ClientSettings(curve: configuration.curve))
         cache = SessionCache(auth: client)
         consumer = EventConsumer(
-            settings: .init(producer: "auth", eventsEndpoint: configuration.eventsEndpoint("auth"), pollInterval: .seconds(2)),
+            settings: .init(
+                producer: "auth", eventsEndpoint: configuration.eventsEndpoint("auth"), pollInterval: .seconds(2),
+                curve: configuration.curve),
             producerRPC: client, sink: cache, logger: logger)
     }
 }

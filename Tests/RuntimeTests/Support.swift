@@ -72,9 +72,9 @@ struct FakeSessions: SessionResolver {
 }
 
 /// Runs `body` against a TestService served over ZeroMQ on a throwaway ipc endpoint, then
-/// shuts it down (also when `body` throws).
+/// shuts it down (also when `body` throws). With `curve`, its server and publisher speak CURVE.
 func withRunningService<T: Sendable>(
-    maxBytes: Int? = nil,
+    maxBytes: Int? = nil, curve: CurveSettings? = nil,
     _ body: @Sendable (_ endpoint: String, _ host: ServiceHost, _ scratch: ScratchDirectory) async throws -> T
 ) async throws -> T {
     let scratch = try ScratchDirectory()
@@ -83,7 +83,8 @@ func withRunningService<T: Sendable>(
     logger.logLevel = .critical
     let host = try ServiceHost(
         descriptor: ServiceDescriptor(name: "test"), database: DatabaseSettings(path: scratch.path + "/test.sqlite"),
-        migrator: TestService.migrator, eventsEndpoint: "ipc://\(scratch.path)/test.events.sock", logger: logger)
+        migrator: TestService.migrator, eventsEndpoint: "ipc://\(scratch.path)/test.events.sock", curve: curve,
+        logger: logger)
     let dispatcher = host.dispatcher(router: TestService.router(host: host), sessions: FakeSessions())
     let endpoint = "ipc://\(scratch.path)/test.sock"
     let group = ServiceGroup(services: host.services(dispatcher: dispatcher, endpoint: endpoint), logger: logger)

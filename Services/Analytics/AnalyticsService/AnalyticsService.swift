@@ -22,14 +22,15 @@ public struct AnalyticsService: Sendable {
     /// - Parameters:
     ///   - database: analytics.sqlite, or `.inMemory` in tests.
     ///   - sessions: resolves tokens (the auth session cache in production).
+    ///   - curve: the stack's CURVE settings; nil serves plain.
     ///   - now: the clock running timers are read against.
     public init(
-        database: DatabaseSettings, sessions: (any SessionResolver)?, logger: Logger,
+        database: DatabaseSettings, sessions: (any SessionResolver)?, curve: CurveSettings? = nil, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Schema.migrator,
-            eventsEndpoint: nil, logger: logger)
+            eventsEndpoint: nil, curve: curve, logger: logger)
         dispatcher = host.dispatcher(
             router: Self.router(host.makeRouter(), database: host.database, now: now), sessions: sessions)
     }
@@ -161,7 +162,8 @@ public struct AnalyticsService: Sendable {
 public func makeAnalyticsService(stack: StackConfiguration, logger: Logger) throws -> [any Service] {
     let sessions = try AuthSessions(configuration: stack, logger: logger)
     let service = try AnalyticsService(
-        database: stack.databaseSettings(AnalyticsService.name), sessions: sessions.cache, logger: logger)
+        database: stack.databaseSettings(AnalyticsService.name), sessions: sessions.cache, curve: stack.curve,
+        logger: logger)
     return service.host.services(
         dispatcher: service.dispatcher, endpoint: stack.endpoint(AnalyticsService.name),
         extra: [sessions.consumer] + (try service.consumers(stack: stack)))

@@ -17,12 +17,14 @@ public struct AuthService: Sendable {
     ///   - database: the auth SQLite file, or `.inMemory` in tests.
     ///   - eventsEndpoint: where to publish events; nil in in-process tests (they read
     ///     `events.since`).
+    ///   - curve: the stack's CURVE settings; nil serves plain.
     public init(
-        configuration: AuthConfiguration, database: DatabaseSettings, eventsEndpoint: String? = nil, logger: Logger
+        configuration: AuthConfiguration, database: DatabaseSettings, eventsEndpoint: String? = nil,
+        curve: CurveSettings? = nil, logger: Logger
     ) throws {
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: "auth"), database: database, migrator: Schema.migrator,
-            eventsEndpoint: eventsEndpoint, logger: logger)
+            eventsEndpoint: eventsEndpoint, curve: curve, logger: logger)
         let handlers = Handlers(
             configuration: configuration,
             passwords: try Passwords(cost: configuration.argon2, concurrency: configuration.hashingConcurrency),
@@ -44,7 +46,7 @@ public func makeAuthService(
 ) throws -> [any Service] {
     try AuthService(
         configuration: configuration, database: stack.databaseSettings("auth"),
-        eventsEndpoint: stack.eventsEndpoint("auth"), logger: logger
+        eventsEndpoint: stack.eventsEndpoint("auth"), curve: stack.curve, logger: logger
     ).services(endpoint: stack.endpoint("auth"))
 }
 

@@ -68,7 +68,8 @@ public final class Context: Sendable {
     public func client(_ service: String) throws -> ServiceClient {
         try clients.withLock { clients in
             if let client = clients[service] { return client }
-            let client = try ServiceClient(service: service, endpoint: configuration.endpoint(service))
+            let client = try ServiceClient(
+                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(curve: configuration.curve))
             clients[service] = client
             return client
         }

@@ -61,7 +61,8 @@ public func makeRecordsService(stack: StackConfiguration, logger: Logger) throws
     let sessions = try AuthSessions(configuration: stack, logger: logger)
     let host = try ServiceHost(
         descriptor: ServiceDescriptor(name: RecordsService.name), database: stack.databaseSettings(RecordsService.name),
-        migrator: RecordsService.migrator, eventsEndpoint: stack.eventsEndpoint(RecordsService.name), logger: logger)
+        migrator: RecordsService.migrator, eventsEndpoint: stack.eventsEndpoint(RecordsService.name), curve: stack.curve,
+        logger: logger)
     let photos = PhotoStore(settings: try PhotoSettings(stack: stack), database: host.database, logger: host.logger)
     let dispatcher = host.dispatcher(router: RecordsService.router(host: host, photos: photos), sessions: sessions.cache)
     let purge = try host.consumer(of: "auth", configuration: stack, handler: RecordsService.applyAuthEvent)

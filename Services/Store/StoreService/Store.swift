@@ -64,7 +64,8 @@ public final class Store: Sendable {
     public static func build(configuration: StackConfiguration, logger: Logger) throws -> [any Service] {
         let host = try ServiceHost(
             descriptor: ServiceDescriptor(name: name), database: configuration.databaseSettings(name),
-            migrator: migrator, eventsEndpoint: configuration.eventsEndpoint(name), logger: logger)
+            migrator: migrator, eventsEndpoint: configuration.eventsEndpoint(name), curve: configuration.curve,
+            logger: logger)
         let store = Store(host: host, settings: try StoreSettings(configuration: configuration))
         let sessions = try AuthSessions(configuration: configuration, logger: host.logger)
         let dispatcher = host.dispatcher(router: store.router(), sessions: sessions.cache)

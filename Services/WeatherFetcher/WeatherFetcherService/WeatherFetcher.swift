@@ -21,14 +21,17 @@ public final class WeatherFetcher: Sendable {
     let fetcher: Fetcher
     let handlers: EventHandlers
 
-    /// - Parameter eventsEndpoint: where to publish `conditions.*`; nil publishes nothing
-    ///   (tests read the outbox with `events.since`).
+    /// - Parameters:
+    ///   - eventsEndpoint: where to publish `conditions.*`; nil publishes nothing (tests
+    ///     read the outbox with `events.since`).
+    ///   - curve: the stack's CURVE settings; nil serves plain.
     public init(
-        database: DatabaseSettings, settings: WeatherFetcherSettings, eventsEndpoint: String?, logger: Logger
+        database: DatabaseSettings, settings: WeatherFetcherSettings, eventsEndpoint: String?,
+        curve: CurveSettings? = nil, logger: Logger
     ) throws {
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Jobs.migrator,
-            eventsEndpoint: eventsEndpoint, logger: logger)
+            eventsEndpoint: eventsEndpoint, curve: curve, logger: logger)
         self.settings = settings
         let wakeup = Wakeup()
         fetcher = Fetcher(settings: settings, cache: ProviderCache(writer: host.database), logger: host.logger)
@@ -92,7 +95,7 @@ public final class WeatherFetcher: Sendable {
         let settings = try WeatherFetcherSettings(configuration: configuration)
         let service = try WeatherFetcher(
             database: configuration.databaseSettings(name), settings: settings,
-            eventsEndpoint: configuration.eventsEndpoint(name), logger: logger)
+            eventsEndpoint: configuration.eventsEndpoint(name), curve: configuration.curve, logger: logger)
         let sessions = try AuthSessions(configuration: configuration, logger: logger)
         let dispatcher = service.host.dispatcher(router: service.router(), sessions: sessions.cache)
         let records = try service.host.consumer(of: "records", configuration: configuration, handler: service.recordsHandler)
