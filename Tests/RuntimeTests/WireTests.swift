@@ -24,3 +24,16 @@ import Wire
         #expect(WireTime.parse("yesterday") == nil)
     }
 }
+
+@Suite struct TimeValueTests {
+    @Test func anHourIsADollarAndCentsAreFloored() {
+        #expect(TimeValue.cents(3_600_000) == 100)
+        #expect(TimeValue.cents(35_999) == 0, "36 s make a cent; less is nothing")
+        #expect(TimeValue.cents(36_000) == 1)
+        #expect(TimeValue.cents(TimeValue.goalMs) == 1_000_000)
+        #expect(TimeValue.dollars(0) == "$0.00")
+        #expect(TimeValue.dollars(505) == "$5.05")
+        #expect(TimeValue.dollars(123_456_789) == "$1,234,567.89")
+        #expect(TimeValue.dollars(1_000_000) == "$10,000.00")
+    }
+}

@@ -8,28 +8,7 @@ import Runtime
 import Wire
 
 enum Goal {
-    static let hours: Int64 = 10_000
-    static let msPerHour: Int64 = 3_600_000
-    static let msPerCent: Int64 = msPerHour / 100
-    static var ms: Int64 { hours * msPerHour }
-
-    static func cents(_ ms: Int64) -> Int64 { ms / msPerCent }
-
-    /// `$1,234.56`
-    static func dollars(_ cents: Int64) -> String {
-        var whole = String(cents / 100)
-        var groups: [String] = []
-        while whole.count > 3 {
-            groups.insert(String(whole.suffix(3)), at: 0)
-            whole.removeLast(3)
-        }
-        groups.insert(whole, at: 0)
-        let rest = cents % 100
-        return "$\(groups.joined(separator: ",")).\(rest < 10 ? "0" : "")\(rest)"
-    }
-
-    /// Share of the goal, 0…1 and beyond, 4 decimals.
-    static func progress(_ ms: Int64) -> Decimal { (Decimal(ms) / Decimal(Goal.ms)).rounded(4) }
+    static func progress(_ ms: Int64) -> Decimal { (Decimal(ms) / Decimal(TimeValue.goalMs)).rounded(4) }
 }
 
 enum TimeProjection {
@@ -148,19 +127,19 @@ enum TimeQueries {
             let state: String = row["state"] ?? "idle"
             var elapsed: Int64 = row["accumulatedMs"] ?? 0
             if state == "running", let since = row["runningSince"] as Int64? { elapsed += max(0, now.ms - since) }
-            let cents = Goal.cents(total)
+            let cents = TimeValue.cents(total)
             return ActivitySummary(
                 id: row["id"], name: row["name"], createdAt: Date(ms: row["createdAt"]), totalMs: total, cents: cents,
-                amount: Goal.dollars(cents), progress: Goal.progress(total), timer: state, running: state == "running",
+                amount: TimeValue.dollars(cents), progress: Goal.progress(total), timer: state, running: state == "running",
                 timerElapsedMs: elapsed)
         }
         let total =
             try Int64.fetchOne(db, cached: "SELECT totalMs FROM netWorth WHERE userId = ?", arguments: [userId]) ?? 0
-        let cents = Goal.cents(total)
+        let cents = TimeValue.cents(total)
         return TimeSummary(
             activities: activities,
             netWorth: NetWorthSummary(
-                totalMs: total, cents: cents, amount: Goal.dollars(cents), goalMs: Goal.ms,
+                totalMs: total, cents: cents, amount: TimeValue.dollars(cents), goalMs: TimeValue.goalMs,
                 progress: Goal.progress(total)),
             running: activities.filter(\.running).map(\.id), at: now)
     }

@@ -8,23 +8,6 @@ import Runtime
 import Storage
 import Wire
 
-enum Goal {
-    static let hours: Int64 = 10_000
-    static let msPerHour: Int64 = 3_600_000
-    static let msPerCent: Int64 = msPerHour / 100
-    static var ms: Int64 { hours * msPerHour }
-    static var cents: Int64 { hours * 100 }
-
-    /// Whole cents earned by `ms` (never rounded up: net worth is never overstated).
-    static func cents(_ ms: Int64) -> Int64 { ms / msPerCent }
-
-    /// `$1,234.56`
-    static func dollars(_ cents: Int64) -> String {
-        let grouped = Milli(thousandths: (cents / 100) * 1000).grouped
-        let rest = cents % 100
-        return "$\(grouped).\(rest < 10 ? "0" : "")\(rest)"
-    }
-}
 
 struct Activity: Codable, Sendable, Equatable {
     var id: String
@@ -45,9 +28,9 @@ struct Activity: Codable, Sendable, Equatable {
         name = row["name"]
         createdAt = Date(ms: row["createdAt"])
         self.totalMs = totalMs
-        cents = Goal.cents(totalMs)
-        amount = Goal.dollars(cents)
-        progress = Double(totalMs) / Double(Goal.ms)
+        cents = TimeValue.cents(totalMs)
+        amount = TimeValue.dollars(cents)
+        progress = Double(totalMs) / Double(TimeValue.goalMs)
         self.timer = timer
     }
 }
@@ -197,7 +180,7 @@ extension Records {
             let at = now()
             _ = try activeActivityName(db, userId: context.userId, id: body.activityId, field: "activityId")
             try require(
-                body.durationMs > 0 && body.durationMs <= 24 * Goal.msPerHour, "durationMs",
+                body.durationMs > 0 && body.durationMs <= 24 * TimeValue.msPerHour, "durationMs",
                 "must be more than 0 and at most 24 hours (86400000)", got: "\(body.durationMs)")
             let startedAt = body.startedAt ?? at.addingTimeInterval(-Double(body.durationMs) / 1000)
             try notInFuture(startedAt.addingTimeInterval(Double(body.durationMs) / 1000), "startedAt", now: at)
@@ -230,10 +213,10 @@ extension Records {
                     try Int64.fetchOne(
                         db, sql: "SELECT COALESCE(SUM(durationMs), 0) FROM timeEntry WHERE userId = ?",
                         arguments: [context.userId]) ?? 0
-                let cents = Goal.cents(total)
+                let cents = TimeValue.cents(total)
                 return NetWorth(
-                    totalMs: total, cents: cents, amount: Goal.dollars(cents), goalMs: Goal.ms, goalCents: Goal.cents,
-                    progress: Double(total) / Double(Goal.ms))
+                    totalMs: total, cents: cents, amount: TimeValue.dollars(cents), goalMs: TimeValue.goalMs, goalCents: TimeValue.cents(TimeValue.goalMs),
+                    progress: Double(total) / Double(TimeValue.goalMs))
             }
         }
     }

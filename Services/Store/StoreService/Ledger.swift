@@ -7,15 +7,12 @@ import GRDB
 import Storage
 import Wire
 
-/// 1 hour tracked = $1.00 = 100 cents: one cent per 36 seconds.
-let millisecondsPerCent: Int64 = 36_000
-
 struct WalletState: Sendable, Equatable {
     var earnedMs: Int64 = 0
     var spentCents: Int64 = 0
 
     /// Floor of the total, never a sum of per-entry roundings.
-    var netWorthCents: Int64 { earnedMs / millisecondsPerCent }
+    var netWorthCents: Int64 { TimeValue.cents(earnedMs) }
     var cashCents: Int64 { netWorthCents - spentCents }
 
     static func load(_ db: Database, userId: String) throws -> WalletState {
@@ -198,7 +195,7 @@ enum Money {
 
     /// The tracked time that earns `cents`, e.g. "2h 30m".
     static func hours(_ cents: Int64) -> String {
-        let minutes = (cents * millisecondsPerCent + 59_999) / 60_000
+        let minutes = (cents * TimeValue.msPerCent + 59_999) / 60_000
         return minutes >= 60 ? "\(minutes / 60)h \(minutes % 60)m" : "\(minutes)m"
     }
 }

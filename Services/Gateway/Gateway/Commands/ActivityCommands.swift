@@ -6,8 +6,6 @@ import Foundation
 import Wire
 
 enum Activities {
-    static let goalMs: Int64 = 10_000 * 3_600_000
-
     static func timer(_ activity: JSONValue) -> String {
         let timer = activity["timer"]
         let state = timer?["state"]?.stringValue ?? "idle"
@@ -20,7 +18,7 @@ enum Activities {
     }
 
     static func progress(_ value: JSONValue) -> String {
-        TimeText.progress(value["progress"]?.doubleValue ?? Double(value["totalMs"]?.int64Value ?? 0) / Double(goalMs))
+        TimeText.progress(value["progress"]?.doubleValue ?? Double(value["totalMs"]?.int64Value ?? 0) / Double(TimeValue.goalMs))
     }
 
     static func describeTimer(_ name: String, _ timer: JSONValue) -> String {
@@ -123,7 +121,7 @@ struct ActivityLog: GatewayCommand {
                 let ms = entry["durationMs"]?.int64Value ?? 0
                 return [
                     TimeText.local(entry["savedAt"], seconds: true), TimeText.local(entry["startedAt"], seconds: true),
-                    TimeText.clock(milliseconds: ms), Money.format(ms / 36_000),
+                    TimeText.clock(milliseconds: ms), Money.format(TimeValue.cents(ms)),
                 ]
             },
             csvHeaders: ["id", "activityId", "startedAt", "savedAt", "durationMs"],
@@ -159,7 +157,7 @@ struct ActivityAddTime: GatewayCommand {
         if let started { body["startedAt"] = .string(WireTime.format(try TimeText.parse(started, field: "started"))) }
         try await context.perform("records", "records.time.add", body: .object(body), write: true) { entry in
             let ms = entry["durationMs"]?.int64Value ?? 0
-            return "added \(TimeText.clock(milliseconds: ms)) (\(Money.format(ms / 36_000))) to \(Output.cell(found["name"]))"
+            return "added \(TimeText.clock(milliseconds: ms)) (\(Money.format(TimeValue.cents(ms)))) to \(Output.cell(found["name"]))"
         }
     }
 }
@@ -199,7 +197,7 @@ extension TimerCommand {
         try await context.perform("records", "records.timer.\(Self.action)", body: body, write: write) { result in
             if Self.action == "save" {
                 let ms = result["entry"]?["durationMs"]?.int64Value ?? 0
-                return "saved \(TimeText.clock(milliseconds: ms)) (\(Money.format(ms / 36_000))) to \(name)"
+                return "saved \(TimeText.clock(milliseconds: ms)) (\(Money.format(TimeValue.cents(ms)))) to \(name)"
             }
             return Activities.describeTimer(name, result)
         }

@@ -1,0 +1,27 @@
+// Ten-Grand's rule, kept in one place because records, analytics, the store and the CLI
+// must agree to the cent: tracked time is money at 1 hour = $1.00 (100 cents, so one cent
+// per 36 seconds), the goal is 10,000 hours, and cents are whole — floored, never rounded
+// up, so net worth is never overstated.
+public enum TimeValue {
+    public static let msPerHour: Int64 = 3_600_000
+    public static let msPerCent: Int64 = msPerHour / 100
+    public static let goalHours: Int64 = 10_000
+    public static let goalMs: Int64 = goalHours * msPerHour
+
+    /// Whole cents earned by `ms` of tracked time.
+    public static func cents(_ ms: Int64) -> Int64 { ms / msPerCent }
+
+    /// `$1,234.56`
+    public static func dollars(_ cents: Int64) -> String {
+        let sign = cents < 0 ? "-" : ""
+        var whole = String(cents.magnitude / 100)
+        var groups: [String] = []
+        while whole.count > 3 {
+            groups.insert(String(whole.suffix(3)), at: 0)
+            whole.removeLast(3)
+        }
+        groups.insert(whole, at: 0)
+        let rest = cents.magnitude % 100
+        return "\(sign)$\(groups.joined(separator: ",")).\(rest < 10 ? "0" : "")\(rest)"
+    }
+}
