@@ -32,17 +32,32 @@ public struct CallOptions: Sendable {
 extension Transport {
     /// Calls a method and returns its reply, successful or not (for `logbook call`).
     public func reply(_ method: String, body: JSONValue = [:], options: CallOptions = CallOptions()) async throws -> Reply {
-        try await send(method, body: body, options: options)
+        let data = try await send(method, body: body, options: options)
+        do {
+            return try WireCoding.decode(Reply.self, from: data)
+        } catch {
+            throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1: \(WireCoding.describe(error))")
+        }
     }
 
-    /// Calls a method; returns its result decoded, or throws the service's error.
+    /// Calls a method; returns its result decoded, or throws the service's error. The
+    /// result is decoded once, straight from the reply frame.
     public func call<Body: Encodable & Sendable, Result: Decodable>(
         _ method: String, _ body: Body, as: Result.Type = Result.self, options: CallOptions = CallOptions()
     ) async throws -> Result {
-        let reply = try await send(method, body: body, options: options)
-        if let error = reply.error { throw error }
+        let data = try await send(method, body: body, options: options)
+        let status: ReplyStatus
         do {
-            return try (reply.result ?? .null).decode(Result.self)
+            status = try WireCoding.decode(ReplyStatus.self, from: data)
+        } catch {
+            throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1: \(WireCoding.describe(error))")
+        }
+        if let error = status.error { throw error }
+        do {
+            if let result = try WireCoding.decode(OptionalResult<Result>.self, from: data).result {
+                return result
+            }
+            return try WireCoding.decoder.decode(Result.self, from: Data("null".utf8))  // a null result
         } catch {
             throw ServiceError(.internal, "\(service) answered \(method) with an unexpected result: \(WireCoding.describe(error))")
         }
@@ -52,21 +67,26 @@ extension Transport {
     /// turn integers above 2^53 into doubles. Every request carries an idempotency key (a
     /// fresh one unless the caller gave its own): the client's retries resend the same frame,
     /// so a write whose first reply was lost is answered from the log, never applied twice.
-    /// Read methods ignore the key.
-    private func send<Body: Encodable & Sendable>(_ method: String, body: Body, options: CallOptions) async throws -> Reply {
+    /// Read methods ignore the key. Returns the reply frame.
+    private func send<Body: Encodable & Sendable>(_ method: String, body: Body, options: CallOptions) async throws -> Data {
         let id = ID.make()
         let ms = options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000
         let header = RequestHeader(
             id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey ?? id,
             deadlineMs: Int(ms))
         let frame = try WireCoding.encode(OutgoingRequest(header: header, body: body))
-        let data = try await exchange(frame, id: id, timeout: options.timeout)
-        do {
-            return try WireCoding.decode(Reply.self, from: data)
-        } catch {
-            throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1: \(WireCoding.describe(error))")
-        }
+        return try await exchange(frame, id: id, timeout: options.timeout)
     }
+}
+
+/// A reply's outcome without its result (which the caller decodes as its own type).
+private struct ReplyStatus: Decodable {
+    var ok: Bool
+    var error: ServiceError?
+}
+
+private struct OptionalResult<Result: Decodable>: Decodable {
+    var result: Result?
 }
 
 /// A request with any Encodable body.
