@@ -57,7 +57,7 @@ public final class ServiceServer: Service, Sendable {
         defer { zap?.cancel() }
         let pump = try SocketPump(
             name: dispatcher.descriptor.name,
-            setup: {
+            setup: { [self] in
                 let socket = try Socket(.router)
                 if let curve, let zap { try curve.configureServer(socket, domain: zap.domain) }
                 try socket.set(.routerMandatory(true))
@@ -66,6 +66,8 @@ public final class ServiceServer: Service, Sendable {
                 try socket.set(.receiveHighWaterMark(hwm))
                 try socket.set(.linger(milliseconds: 100))
                 try socket.bind(endpoint)
+                // What libzmq bound: `tcp://127.0.0.1:*` becomes its real port.
+                boundEndpoint.withLock { $0 = socket.lastEndpoint.isEmpty ? endpoint : socket.lastEndpoint }
                 return socket
             },
             onEvent: { event in
@@ -80,12 +82,12 @@ public final class ServiceServer: Service, Sendable {
                 }
             })
         defer { pump.stop() }
-        boundEndpoint.withLock { $0 = endpoint }
-        dispatcher.setEndpoint(endpoint)
+        let listening = boundEndpoint.withLock { $0 } ?? endpoint
+        dispatcher.setEndpoint(listening)
         logger.info(
             "listening",
             metadata: [
-                "service.endpoint": "\(endpoint)", "service.name": "\(dispatcher.descriptor.name)",
+                "service.endpoint": "\(listening)", "service.name": "\(dispatcher.descriptor.name)",
                 "service.curve": "\(curve == nil ? "off" : "on")",
             ])
 

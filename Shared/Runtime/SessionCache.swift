@@ -50,9 +50,6 @@ public final class SessionCache: SessionResolver, EventSink, Sendable {
         return principal
     }
 
-    /// Forgets every cached session (used when events could not be replayed).
-    public func clear() { entries.withLock { $0.removeAll() } }
-
     // MARK: EventSink (auth's events)
 
     public func position() async throws -> Int64? { nil }

@@ -79,12 +79,6 @@ public enum Crypto {
             .replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
-
-    /// Compares without leaking where two values differ.
-    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return sodium_memcmp(a, b, a.count) == 0
-    }
 }
 
 private func randomBytes(_ bytes: inout [UInt8]) {

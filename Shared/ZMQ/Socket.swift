@@ -18,7 +18,6 @@ public struct ZMQError: Error, CustomStringConvertible, Sendable {
     }
 
     public var isAgain: Bool { errno == EAGAIN }
-    public var isHostUnreachable: Bool { errno == EHOSTUNREACH }
 }
 
 /// One libzmq context per process is enough; sockets of every thread share it.
