@@ -163,13 +163,15 @@ struct FillupList: GatewayCommand {
         let kind = { (fill: JSONValue) in
             (fill["full"]?.boolValue == false ? "partial" : "full") + (fill["missed"]?.boolValue == true ? ", missed" : "")
         }
-        let money = { (fill: JSONValue, key: String, plain: Bool) -> String in
+        let total = { (fill: JSONValue, plain: Bool) -> String in
             let currency = fill["currency"]?.stringValue ?? "USD"
-            if key == "pricePerUnitMinor" {  // to a tenth of a cent, as pumps show it
-                return Money.unitPrice(fill[key], currency: currency, plain: plain) ?? (plain ? "" : "-")
-            }
-            guard let minor = fill[key]?.int64Value else { return plain ? "" : "-" }
+            guard let minor = fill["totalMinor"]?.int64Value else { return plain ? "" : "-" }
             return plain ? Money.plain(minor, currency: currency) : Money.format(minor, currency: currency)
+        }
+        // To a tenth of a cent, as pumps show it.
+        let unitPrice = { (fill: JSONValue, plain: Bool) -> String in
+            Money.unitPrice(fill["pricePerUnitMinor"], currency: fill["currency"]?.stringValue ?? "USD", plain: plain)
+                ?? (plain ? "" : "-")
         }
         let economyOf = { (fill: JSONValue) in economy.values[fill["id"]?.stringValue ?? ""] ?? "-" }
         let rows = Rows(
@@ -179,8 +181,8 @@ struct FillupList: GatewayCommand {
                     Output.cell(fill["id"]), TimeText.local(fill["date"]),
                     fill["odometer"].flatMap { $0 == .null ? nil : "\(Quantity.text($0, grouped: true)) \(distance)" } ?? "-",
                     fill["trip"].flatMap { $0 == .null ? nil : "\(Quantity.text($0, grouped: true)) \(distance)" } ?? "-",
-                    "\(Quantity.text(fill["volume"])) \(volumeUnit)", money(fill, "pricePerUnitMinor", false),
-                    money(fill, "totalMinor", false), kind(fill), economyOf(fill),
+                    "\(Quantity.text(fill["volume"])) \(volumeUnit)", unitPrice(fill, false),
+                    total(fill, false), kind(fill), economyOf(fill),
                 ]
             },
             csvHeaders: [
@@ -188,7 +190,7 @@ struct FillupList: GatewayCommand {
             ],
             csv: fetched.items.map { fill in
                 CSV.cells(fill, ["id", "date", "odometer", "trip", "volume"])
-                    + [money(fill, "pricePerUnitMinor", true), money(fill, "totalMinor", true)]
+                    + [unitPrice(fill, true), total(fill, true)]
                     + CSV.cells(fill, ["currency", "full", "missed", "note"])
                     + [economyOf(fill) == "-" ? "" : economyOf(fill)]
             })
