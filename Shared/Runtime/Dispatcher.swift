@@ -37,6 +37,9 @@ public final class Dispatcher: Sendable {
     let events: (any DatabaseReader)?
     let logger: Logger
     let endpoint: Mutex<String>
+    /// The stack key members present; nil: every caller counts as a member (an in-process
+    /// dispatcher in tests). Services always run with one (ServiceMain).
+    let stackKey: String?
     private let stats = Mutex(Statistics())
     private let startInstant = ContinuousClock().now
 
@@ -46,10 +49,13 @@ public final class Dispatcher: Sendable {
     /// - Parameters:
     ///   - sessions: resolves tokens for `.user` routes; nil refuses them all.
     ///   - events: the database holding the service's outbox; enables `events.since`.
+    ///   - stackKey: what members of the stack present (StackKeys.swift); by default the
+    ///     process's, which `ServiceMain` sets before building the service.
     public init(
         descriptor: ServiceDescriptor, router: Router, sessions: (any SessionResolver)?,
-        events: (any DatabaseReader)? = nil, logger: Logger
+        events: (any DatabaseReader)? = nil, stackKey: String? = StackKeys.processKey, logger: Logger
     ) {
+        self.stackKey = stackKey
         self.descriptor = descriptor
         self.routes = router.routes
         self.sessions = sessions
@@ -140,7 +146,7 @@ public final class Dispatcher: Sendable {
             throw ServiceError(.deadlineExceeded, "deadlineMs was \(ms): the caller had no time left")
         }
         if header.method.hasPrefix("$srv.") || header.method == "events.since" {
-            return try await builtin(header.method, frame: frame)
+            return try await builtin(header.method, frame: frame, member: isMember(header))
         }
         guard let route = routes[header.method] else {
             throw ServiceError(
@@ -175,7 +181,13 @@ public final class Dispatcher: Sendable {
     /// The reserved methods, documented in docs/protocol.md.
     public static let builtinMethods = ["$srv.ping", "$srv.info", "$srv.stats", "events.since"]
 
-    private func builtin(_ method: String, frame: Data) async throws -> Data {
+    /// Whether the caller presented the stack key (compared in constant time).
+    func isMember(_ header: RequestHeader) -> Bool {
+        guard let stackKey else { return true }
+        return StackKeys.matches(header.stackKey, stackKey)
+    }
+
+    private func builtin(_ method: String, frame: Data, member: Bool) async throws -> Data {
         switch method {
         case "$srv.ping":
             return try WireCoding.encode(Ping(service: descriptor.name, instanceId: instanceId, uptimeMs: uptimeMs))
@@ -189,10 +201,15 @@ public final class Dispatcher: Sendable {
                     uptimeMs: uptimeMs, endpoint: endpoint.withLock { $0 }, methods: methods,
                     reserved: Self.builtinMethods.filter { $0 != "events.since" || events != nil }))
         case "$srv.stats":
-            return try WireCoding.encode(stats.withLock { $0.snapshot(service: descriptor.name) })
+            return try WireCoding.encode(stats.withLock { $0.snapshot(service: descriptor.name, member: member) })
         case "events.since":
             guard let events else {
                 throw ServiceError(.notFound, "\(descriptor.name) publishes no events", field: "method")
+            }
+            guard member else {
+                throw ServiceError(
+                    .permissionDenied, "events.since answers only members of the stack (requests carrying the stack key)",
+                    field: "stackKey")
             }
             let body = try Router.decodeBody(EventsSince.self, from: frame)
             guard body.after >= 0 else { throw ServiceError.invalid("after", "must be 0 or more (got \(body.after))") }
@@ -318,28 +335,58 @@ public struct MethodStats: Codable, Sendable {
     }
 }
 
+/// The last error a service answered. Everyone sees its code, method and time; only
+/// members of the stack see its message and field, which may quote a user's input.
+public struct LastError: Codable, Sendable, Equatable {
+    public var code: ErrorCode
+    /// The method that failed; "(malformed)" for a request that could not be read,
+    /// "(unknown)" for an unknown method.
+    public var method: String
+    public var at: Date
+    public var message: String?
+    public var field: String?
+
+    /// Without anything a caller sent.
+    public var redacted: LastError { LastError(code: code, method: method, at: at) }
+}
+
 public struct StatsSnapshot: Codable, Sendable {
     public var service: String
+    /// Whether this is the members' view (with `lastError.message`/`field`).
+    public var member: Bool
     public var requests: Int
     public var errors: Int
-    public var lastError: ServiceError?
+    /// null when there was none (always present).
+    public var lastError: LastError?
     public var methods: [String: MethodStats]
+
+    enum CodingKeys: String, CodingKey { case service, member, requests, errors, lastError, methods }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(service, forKey: .service)
+        try c.encode(member, forKey: .member)
+        try c.encode(requests, forKey: .requests)
+        try c.encode(errors, forKey: .errors)
+        try c.encode(lastError, forKey: .lastError)  // null, not left out
+        try c.encode(methods, forKey: .methods)
+    }
 }
 
 struct Statistics {
     var requests = 0
     var errors = 0
-    var lastError: ServiceError?
+    var lastError: LastError?
     var methods: [String: MethodStats] = [:]
 
     mutating func record(method: String?, duration: Duration, error: ServiceError?) {
         requests += 1
         let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        let name = method ?? "(malformed)"
         if let error {
             errors += 1
-            lastError = error
+            lastError = LastError(code: error.code, method: name, at: Date(), message: error.message, field: error.field)
         }
-        let name = method ?? "(malformed)"
         var entry = methods[name] ?? MethodStats()
         entry.requests += 1
         entry.totalMs += ms
@@ -348,7 +395,9 @@ struct Statistics {
         methods[name] = entry
     }
 
-    func snapshot(service: String) -> StatsSnapshot {
-        StatsSnapshot(service: service, requests: requests, errors: errors, lastError: lastError, methods: methods)
+    func snapshot(service: String, member: Bool) -> StatsSnapshot {
+        StatsSnapshot(
+            service: service, member: member, requests: requests, errors: errors,
+            lastError: member ? lastError : lastError?.redacted, methods: methods)
     }
 }

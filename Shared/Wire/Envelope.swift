@@ -19,10 +19,12 @@ public struct RequestHeader: Codable, Sendable {
     public var idempotencyKey: String?
     /// The time the caller will wait for this request, in milliseconds from sending.
     public var deadlineMs: Int?
+    /// The stack key, from a member of the stack (Shared/Runtime/StackKeys.swift).
+    public var stackKey: String?
 
     public init(
         v: Int = Protocol.version, id: String, method: String, token: String? = nil,
-        idempotencyKey: String? = nil, deadlineMs: Int? = nil
+        idempotencyKey: String? = nil, deadlineMs: Int? = nil, stackKey: String? = nil
     ) {
         self.v = v
         self.id = id
@@ -30,6 +32,7 @@ public struct RequestHeader: Codable, Sendable {
         self.token = token
         self.idempotencyKey = idempotencyKey
         self.deadlineMs = deadlineMs
+        self.stackKey = stackKey
     }
 }
 
