@@ -107,7 +107,7 @@ let package = Package(
         .executableTarget(
             name: "logbook-bench",
             dependencies: [
-                "Runtime", "ZMQ", "RecordsService", "AnalyticsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "ZMQ", "AuthService", "RecordsService", "AnalyticsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 

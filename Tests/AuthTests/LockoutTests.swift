@@ -66,16 +66,21 @@ import Wire
             default: Issue.record("unexpected \(reply.error?.code.rawValue ?? "success")")
             }
         }
-        // With the clock standing still, exactly the budget was checked; the rest waited.
-        #expect(checked == 60)
-        #expect(refused.count == 140)
+        // With the clock standing still, exactly a full bucket (a quarter minute's worth) was
+        // checked; the rest waited.
+        #expect(checked == 15)
+        #expect(refused.count == 185)
         #expect(refused.allSatisfy { ($0.details?["retryAfterMs"]?.doubleValue ?? 0) > 0 })
         // Meanwhile the owner's device signs in at once.
         #expect(try await login(h, "alice", "correct horse", device: device).ok)
-        // The budget refills at its rate: one more a second.
+        // The budget refills at its rate: one more a second, up to 15 after 15 s.
         h.clock.advance(by: 1)
         #expect(try await login(h, "user500", "x").error?.code == .unauthenticated)
         #expect(try await login(h, "user501", "x").error?.code == .resourceExhausted)
+        h.clock.advance(by: 600)
+        var afterRest = 0
+        for i in 0..<30 where try await login(h, "rest\(i)", "x").error?.code == .unauthenticated { afterRest += 1 }
+        #expect(afterRest == 15, "a rested bucket holds a quarter minute's worth")
     }
 
     @Test func theBudgetIsASettingAndZeroSwitchesItOff() async throws {
@@ -89,7 +94,7 @@ import Wire
     }
 
     @Test func aSuccessfulLoginDoesNotSpendTheBudget() async throws {
-        let h = try Harness(failedLoginsPerMinute: 3)
+        let h = try Harness(failedLoginsPerMinute: 12)  // a bucket of 3
         try await h.register("carol")
         for _ in 0..<10 { #expect(try await login(h, "carol", "correct horse").ok) }
         for i in 0..<3 { #expect(try await login(h, "x\(i)", "y").error?.code == .unauthenticated) }

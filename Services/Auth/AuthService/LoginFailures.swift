@@ -82,18 +82,21 @@ enum LoginFailures {
     }
 }
 
-/// The global budget of failed attempts from unknown clients: a token bucket holding at
-/// most `perMinute` attempts, refilled at `perMinute` a minute. An attempt takes one
+/// The global budget of failed attempts from unknown clients: a token bucket refilled at
+/// `perMinute` a minute, holding at most a quarter minute's worth (`burst`). An attempt takes one
 /// before its password is hashed and gives it back if the password was right, so only
 /// failures spend it. Kept in memory: a restart refills it.
 final class FailureBudget: Sendable {
     let perMinute: Int
+    /// Attempts a full bucket allows at once.
+    let burst: Int
     private let state: Mutex<(tokens: Double, at: Date?)>
 
     /// `perMinute` 0 switches the budget off.
     init(perMinute: Int) {
         self.perMinute = perMinute
-        state = Mutex((Double(perMinute), nil))
+        burst = max(1, (perMinute + 3) / 4)
+        state = Mutex((Double(burst), nil))
     }
 
     /// Takes one attempt, or throws `resource_exhausted` with `retryAfterMs`.
@@ -102,7 +105,7 @@ final class FailureBudget: Sendable {
         let rate = Double(perMinute) / 60
         let waitSeconds: Double? = state.withLock { state in
             let elapsed = max(0, state.at.map { now.timeIntervalSince($0) } ?? 0)
-            state.tokens = min(Double(perMinute), state.tokens + elapsed * rate)
+            state.tokens = min(Double(burst), state.tokens + elapsed * rate)
             state.at = now
             if state.tokens >= 1 {
                 state.tokens -= 1
@@ -123,6 +126,6 @@ final class FailureBudget: Sendable {
     /// The attempt succeeded: it did not spend the budget.
     func refund() {
         guard perMinute > 0 else { return }
-        state.withLock { $0.tokens = min(Double(perMinute), $0.tokens + 1) }
+        state.withLock { $0.tokens = min(Double(burst), $0.tokens + 1) }
     }
 }
