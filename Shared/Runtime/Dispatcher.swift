@@ -117,6 +117,13 @@ public final class Dispatcher: Sendable {
         // The common case costs one parse; only a request that fails it is parsed again,
         // loosely, to say exactly what is wrong with it.
         if let header = try? WireCoding.decoder.decode(RequestHeader.self, from: frame) {
+            // A decoder reads 1.0 and 1e0 as the integer 1; the contract says an integer.
+            if let raw = EnvelopeScan.members(frame, ["v"])["v"], raw != Data("\(Protocol.version)".utf8) {
+                throw ServiceError(
+                    .invalidArgument,
+                    "v: must be the integer \(Protocol.version) (got \(String(decoding: raw.prefix(40), as: UTF8.self)))",
+                    field: "v")
+            }
             guard header.v == Protocol.version else {
                 throw ServiceError(
                     .invalidArgument, "unsupported protocol version \(header.v): this service speaks v\(Protocol.version)",
@@ -153,6 +160,12 @@ public final class Dispatcher: Sendable {
             throw ServiceError(.deadlineExceeded, "deadlineMs was \(ms): the caller had no time left")
         }
         if header.method.hasPrefix("$srv.") || header.method == "events.since" {
+            // Reserved methods take small requests: the default limit, not the largest route's.
+            if frame.count > Router.defaultMaxBytes {
+                throw ServiceError(
+                    .invalidArgument,
+                    "request is \(frame.count) bytes; \(header.method) accepts at most \(Router.defaultMaxBytes)")
+            }
             return try await builtin(header.method, frame: frame, member: isMember(header))
         }
         guard let route = routes[header.method] else {
@@ -279,11 +292,10 @@ public final class Dispatcher: Sendable {
             ?? Data("{\"v\":1,\"id\":\"\",\"ok\":false,\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}".utf8)
     }
 
-    /// The id of a request whose envelope is otherwise unusable, so the error still matches.
+    /// The id of a request whose envelope is otherwise unusable (even cut short), so the
+    /// error still matches.
     static func salvageId(_ frame: Data) -> String {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: frame), let id = value["id"]?.stringValue
-        else { return "" }
-        return id
+        EnvelopeScan.id(frame) ?? ""
     }
 }
 

@@ -4,6 +4,7 @@
 // without the stack key, a process running as uid `nobody` against the ipc stack — getting
 // nothing (or counts only).
 import Foundation
+import Imaging
 import Runtime
 import Testing
 import Wire
@@ -181,6 +182,27 @@ struct StrangerTests {
             }
             let cat = try await Self.runAsNobody("/bin/cat", ["\(stack.home)/data/stack.key"])
             #expect(cat.status != 0, "nobody read the stack key: \(cat.output)")
+
+            // Everything the stack made is owner-only: databases, WAL, pid files, logs, photos.
+            let jpeg = try await Imaging.run { () throws(ImagingError) in try Imaging.testImage(width: 300, height: 200) }
+            try jpeg.write(to: URL(fileURLWithPath: stack.home + "/pike.jpg"))
+            let added = try await stack.logbook(
+                "catch", "add", "--species", "Pike", "--weight", "3.1", "--bait", "spoon", "--water", "fresh",
+                "--lat", "59.3", "--lon", "18.1", "--photo", stack.home + "/pike.jpg")
+            #expect(added.status == 0, "\(added.stderr)")
+            var seen = Set<String>()
+            for directory in ["data", "run", "logs"] {
+                let root = stack.home + "/" + directory
+                let entries = (FileManager.default.enumerator(atPath: root)?.allObjects as? [String]) ?? []
+                for entry in [""] + entries {
+                    let path = entry.isEmpty ? root : root + "/" + entry
+                    let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
+                    guard let mode else { continue }  // gone meanwhile (a -shm, a .tmp)
+                    seen.insert(entry.hasPrefix("records-photos/") ? "photo" : (entry as NSString).pathExtension)
+                    #expect(mode & 0o077 == 0, "\(path) is \(String(mode, radix: 8))")
+                }
+            }
+            #expect(seen.isSuperset(of: ["sqlite", "sqlite-wal", "pid", "log", "sock", "key", "photo"]), "\(seen)")
         }
     }
 
