@@ -4,6 +4,7 @@
 //   swift run -c release logbook-bench thumbnail [--count N] [--width W --height H] [--format jpeg]
 //   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000]
 //   swift run -c release logbook-bench login-spray [--budget 60] [--usernames 200] [--clients 3] [--seconds 30]
+//   swift run -c release logbook-bench photo-fairness [--large 4] [--side 7000] [--workers 2]
 import ArgumentParser
 
 @main
@@ -14,5 +15,6 @@ struct Bench: AsyncParsableCommand {
         discussion: "Build with -c release for meaningful figures: swift run -c release logbook-bench ping",
         subcommands: [
             PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self, LoginSprayBenchmark.self,
+            PhotoFairnessBenchmark.self,
         ])
 }
