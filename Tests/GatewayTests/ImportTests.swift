@@ -261,3 +261,18 @@ struct TarTests {
         #expect(throws: ServiceError.self) { try Tar.read(Data("not a tar".utf8)) }
     }
 }
+
+@Suite("wire times keep their milliseconds")
+struct WireTimeMillisecondTests {
+    @Test("a time read and written again is the same text (an archive round trip depends on it)")
+    func exact() throws {
+        for text in [
+            "2026-11-22T14:30:38.497Z", "2026-11-22T10:15:37.757Z", "2026-11-22T14:29:32.089Z", "2026-05-01T00:00:00.001Z",
+            "2026-05-01T23:59:59.999Z", "2026-05-01T12:00:00Z", "1969-12-31T23:59:59.500Z",
+        ] {
+            let date = try #require(WireTime.parse(text))
+            #expect(WireTime.format(date) == text)
+        }
+        #expect(WireTime.format(Date(timeIntervalSince1970: 1.9996)) == "1970-01-01T00:00:02Z", "rounded to the millisecond")
+    }
+}

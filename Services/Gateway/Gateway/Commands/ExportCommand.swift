@@ -536,7 +536,12 @@ struct ArchiveRestore {
         while left > 0 {
             let chunk = min(left, day)
             var body: [String: JSONValue] = ["activityId": activity, "durationMs": .number(Double(chunk))]
-            if let s = start { body["startedAt"] = .string(WireTime.format(s)) }
+            // The first part keeps the archive's text: a round trip through Date may lose a millisecond.
+            if part == 0, let text = entry["startedAt"]?.stringValue {
+                body["startedAt"] = .string(text)
+            } else if let s = start {
+                body["startedAt"] = .string(WireTime.format(s))
+            }
             let key = Self.key("time", id + (part == 0 ? "" : "#\(part)"))
             if try await send(part == 0 ? kind : "timeParts", "records", "records.time.add", body, key: key, what: "saved time \(id)") == nil {
                 return total - left

@@ -265,7 +265,8 @@ enum Importer {
                 throw ServiceError(.failedPrecondition, "not confirmed; nothing was imported")
             }
         }
-        let started = Date().addingTimeInterval(-1)
+        // Rows whose record was created before this moment were imported earlier.
+        let started = Date()
         // Cars: an existing car of that nickname is used, else one is created (once: its key).
         var vehicleIds: [String: String] = [:]
         var carsCreated: [String] = []
