@@ -128,6 +128,17 @@ struct ImportExportTests {
             let list = (try await stack.object("expense", "list", "--all"))["items"] as? [[String: Any]] ?? []
             #expect(list.count == 4)
             #expect(list.compactMap { $0["amountMinor"] as? Int }.sorted() == [480, 480, 6317, 125_000])
+
+            // Bad input: a clear error, nothing written.
+            let notArchive = try await stack.logbook("import", "archive", sample("bank.csv"), "--yes")
+            #expect(notArchive.status == 2 && notArchive.stderr.contains("not a Logbook archive"), "\(notArchive.stderr)")
+            let missing = try await stack.logbook("import", "fuelly", stack.home + "/nothing.csv", "--yes")
+            #expect(missing.status == 3, "\(missing.stderr)")
+            let wrong = try await stack.logbook("import", "fuelly", sample("bank.csv"), "--yes")
+            #expect(wrong.status == 2 && wrong.stderr.contains("not a Fuelly export"), "\(wrong.stderr)")
+            let badMap = try await stack.logbook("import", "expenses", sample("bank.csv"), "--map", "date=Nope,amount=Amount,name=Payee", "--yes")
+            #expect(badMap.status == 2 && badMap.stderr.contains("no such column"), "\(badMap.stderr)")
+            #expect(((try await stack.object("expense", "list", "--all"))["items"] as? [Any])?.count == 4)
         }
     }
 
@@ -292,8 +303,10 @@ struct ImportExportTests {
             #expect(FileManager.default.contents(atPath: out) == photoBefore, "the photo, byte for byte")
 
             // Importing the same archive again creates nothing new.
-            let twice = try await stack.logbook("import", "archive", archive, "--yes", timeout: .seconds(120))
+            let twice = try await stack.logbook("import", "archive", archive, "--yes", "--json", timeout: .seconds(120))
             #expect(twice.status == 0, "\(twice.stderr)")
+            #expect((twice.object["created"] as? [String: Any])?.isEmpty == true, "\(twice.stdout)")
+            #expect((twice.object["alreadyImported"] as? Int ?? 0) >= 17)
             try await Self.settle(stack, fills: 4, expenses: 3)
             let third = try await Self.views(stack)
             #expect(third == after, "a second import of the same archive changed nothing")

@@ -156,13 +156,20 @@ struct AccountArchive {
         return entries
     }
 
+    /// "2 cars, 1 fill-up, …"; a kind absent from `counts` is left out.
     static func describe(_ counts: JSONValue) -> String {
         let order = [
-            ("vehicles", "cars"), ("fillups", "fill-ups"), ("catches", "catches"), ("photos", "photos"), ("expenses", "expenses"),
-            ("attendance", "attendance entries"), ("activities", "activities"), ("timeEntries", "time entries"),
-            ("ledger", "ledger rows"), ("purchases", "purchases"),
+            ("vehicles", "car", "cars"), ("fillups", "fill-up", "fill-ups"), ("catches", "catch", "catches"),
+            ("photos", "photo", "photos"), ("expenses", "expense", "expenses"),
+            ("attendance", "attendance entry", "attendance entries"), ("activities", "activity", "activities"),
+            ("timeEntries", "time entry", "time entries"), ("ledger", "ledger row", "ledger rows"),
+            ("purchases", "purchase", "purchases"),
         ]
-        return order.map { "\(counts[$0.0]?.intValue ?? 0) \($0.1)" }.joined(separator: ", ")
+        let parts = order.compactMap { key, one, many -> String? in
+            guard let n = counts[key]?.intValue else { return nil }
+            return "\(n) \(n == 1 ? one : many)"
+        }
+        return parts.isEmpty ? "nothing new" : parts.joined(separator: ", ")
     }
 
     /// Reads everything through the services' list methods (every page).
@@ -318,12 +325,15 @@ struct ImportArchive: GatewayCommand {
         try await restore.run()
         let result: JSONValue = [
             "file": .string(file), "counts": counts, "created": .object(restore.created.mapValues { .number(Double($0)) }),
+            "alreadyImported": .number(Double(restore.existing)),
             "rejected": .array(restore.rejected.map { .string($0) }), "notes": .array(restore.notes.map { .string($0) }),
         ]
         if context.json {
             Output.json(result)
         } else {
-            Output.line("imported \(file) (\(from)): \(AccountArchive.describe(.object(restore.created.mapValues { .number(Double($0)) })))")
+            var line = "imported \(file) (\(from)): \(AccountArchive.describe(.object(restore.created.mapValues { .number(Double($0)) })))"
+            if restore.existing > 0 { line += "; \(restore.existing) already imported before (not doubled)" }
+            Output.line(line)
             for note in restore.notes { Output.line("note: \(note)") }
             if !restore.rejected.isEmpty {
                 Output.line("not taken (\(restore.rejected.count)):")
@@ -341,6 +351,9 @@ struct ArchiveRestore {
     let archive: AccountArchive
     let json: Bool
     var created: [String: Int] = [:]
+    /// Writes answered from the exactly-once log: made by an earlier import of this archive.
+    var existing = 0
+    let started = Date()
     var rejected: [String] = []
     var notes: [String] = []
 
@@ -363,7 +376,7 @@ struct ArchiveRestore {
         do {
             let result = try await context.send(
                 service, method, body: .object(body), caller: .token(token), write: true, idempotencyKey: key)
-            created[kind, default: 0] += 1
+            if Importer.isNew(result, since: started) { created[kind, default: 0] += 1 } else { existing += 1 }
             return result
         } catch let error as ServiceError where Context.isUnreachable(error.code) {
             throw ServiceError(error.code, "\(error.message); run the same import again to finish (nothing is doubled)")
@@ -422,8 +435,8 @@ struct ArchiveRestore {
                 }
                 body["photo"] = .string(bytes.base64EncodedString())
             }
-            if try await send("catches", "records", "records.catch.add", body, key: Self.key("catch", id), what: "catch \(id)") != nil,
-                body["photo"] != nil
+            if let made = try await send("catches", "records", "records.catch.add", body, key: Self.key("catch", id), what: "catch \(id)"),
+                body["photo"] != nil, Importer.isNew(made, since: started)
             {
                 created["photos", default: 0] += 1
             }

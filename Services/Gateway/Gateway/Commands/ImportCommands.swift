@@ -225,6 +225,11 @@ enum Importer {
         }
     }
 
+    /// A file's own figure as it wrote it (at most 3 decimals): 31.268, 6.5.
+    static func figure(_ value: Double) -> String {
+        Quantity.text(.number((value * 1000).rounded() / 1000))
+    }
+
     static func run(_ context: Context, plan: ImportPlan, title: String, options: ImportOptions) async throws {
         var plan = plan
         let what = plan.format == "expenses" ? "expense" : "fill-up"
@@ -342,10 +347,12 @@ enum Importer {
         if !plan.rejected.isEmpty { throw ExitCode(ExitStatus.partial) }
     }
 
-    /// Made by this import (its createdAt is after the import began), not answered from the
-    /// exactly-once log of an earlier one.
+    /// Made by this import (its createdAt — a time entry's savedAt, a purchase's purchasedAt —
+    /// is after the import began), not answered from the exactly-once log of an earlier one.
     static func isNew(_ record: JSONValue, since: Date) -> Bool {
-        guard let text = record["createdAt"]?.stringValue, let date = WireTime.parse(text) else { return true }
+        guard let text = (record["createdAt"] ?? record["savedAt"] ?? record["purchasedAt"])?.stringValue,
+            let date = WireTime.parse(text)
+        else { return true }
         return date >= since
     }
 
@@ -435,7 +442,7 @@ enum Importer {
                             w.body["trip"].map { Quantity.text($0) } ?? "-", Quantity.text(w.body["volume"]),
                             Money.unitPrice(w.body["pricePerUnitMinor"], currency: currency, plain: false) ?? "(derived)",
                             w.body["totalMinor"]?.int64Value.map { Money.format($0, currency: currency) } ?? "(derived)", kind,
-                            w.fileEconomy.map { String(format: "%.2f", $0) } ?? "-",
+                            w.fileEconomy.map(Importer.figure) ?? "-",
                         ]
                     }))
         }
@@ -498,7 +505,7 @@ enum Importer {
                     ["LINE", "CAR", "DATE", "FILE", "LOGBOOK", "OUTCOME"],
                     economy.map { e in
                         [
-                            String(e.line), e.car, e.date, String(format: "%.2f", e.file),
+                            String(e.line), e.car, e.date, Importer.figure(e.file),
                             e.logbook.map { String(format: "%.2f", $0) } ?? "-", e.outcome,
                         ]
                     }))

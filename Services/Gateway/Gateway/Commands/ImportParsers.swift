@@ -918,11 +918,12 @@ public enum LubeLoggerParser {
         guard let best = votes.max(by: { $0.value < $1.value }) else {
             return ("mi", "gal", "not detected (no FuelEconomy to compare); assumed: pass --distance-unit and --volume-unit", nil)
         }
+        let agree = best.value == 1 ? "1 fill-up agrees" : "\(best.value) fill-ups agree"
         switch best.key {
-        case "l100": return ("km", "l", "FuelEconomy is litres per 100 km (\(best.value) fill-ups agree)", "l/100km")
-        case "ukmpg": return ("mi", "l", "FuelEconomy is miles per UK gallon from litres (\(best.value) fill-ups agree)", "mpg (UK)")
+        case "l100": return ("km", "l", "FuelEconomy is litres per 100 km (\(agree))", "l/100km")
+        case "ukmpg": return ("mi", "l", "FuelEconomy is miles per UK gallon from litres (\(agree))", "mpg (UK)")
         default:
-            return ("mi", "gal", "FuelEconomy is distance per volume (\(best.value) fill-ups agree): taken as mpg; km/L needs --distance-unit km --volume-unit l", "mpg")
+            return ("mi", "gal", "FuelEconomy is distance per volume (\(agree)): taken as mpg; km/L needs --distance-unit km --volume-unit l", "mpg")
         }
     }
 }
