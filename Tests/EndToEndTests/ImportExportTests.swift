@@ -100,11 +100,24 @@ struct ImportExportTests {
             let report = first.object["economy"] as? [[String: Any]] ?? []
             #expect(report.count == 6 && report.allSatisfy { abs(($0["file"] as! Double) - ($0["logbook"] as? Double ?? -1)) <= 0.005 })
 
+            // aCar and LubeLogger samples on the same stack: their own economy columns agree too.
+            for (format, name, extra) in [("acar", "acar.csv", [String]()), ("lubelogger", "lubelogger.csv", ["--car", "Golf"])] {
+                let result = try await stack.logbook(
+                    arguments: ["import", format, sample(name), "--yes", "--json", "--time-zone", "UTC"] + extra)
+                #expect(result.status == 9, "\(format): \(result.stderr)")
+                let rows = result.object["economy"] as? [[String: Any]] ?? []
+                #expect(rows.count == 2, "\(format): \(result.stdout)")
+                for row in rows {
+                    let stated = row["file"] as! Double
+                    #expect(abs(stated - (row["logbook"] as? Double ?? -1)) <= 0.005, "\(format) line \(row["line"] ?? ""): \(row)")
+                }
+            }
+
             let second = try await stack.logbook("import", "fuelly", file, "--yes", "--json", "--time-zone", "UTC")
             #expect(second.object["created"] as? Int == 0, "\(second.stdout)")
             #expect(second.object["alreadyImported"] as? Int == 10)
-            let again = (try await stack.object("car", "list"))["items"] as? [Any]
-            #expect(again?.count == 2, "no car doubled")
+            let again = (try await stack.object("car", "list"))["items"] as? [[String: Any]] ?? []
+            #expect(again.filter { ["Civic", "Tacoma"].contains($0["nickname"] as? String) }.count == 2, "no car doubled")
             var total = 0
             for name in ["Civic", "Tacoma"] {
                 total += ((try await stack.object("fillup", "list", "--car", name, "--all"))["items"] as? [Any])?.count ?? 0
