@@ -41,6 +41,35 @@ private func csvRows(_ text: String) -> [[String]] {
     return rows
 }
 
+/// Runs `logbook arguments…` on a pseudo-terminal (util-linux `script`), typing `answer`.
+private func onTerminal(_ stack: TestStack, _ arguments: [String], answer: String) async throws -> (status: Int32, output: String) {
+    let quoted = ([stack.binDirectory + "/logbook"] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    let outPath = stack.home + "/.tty-out"
+    let inPath = stack.home + "/.tty-in"
+    defer { unlink(outPath); unlink(inPath) }
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: inPath, contents: Data((answer + "\n").utf8))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    process.arguments = ["-qec", quoted.joined(separator: " "), "/dev/null"]
+    process.environment = stack.environment
+    process.standardInput = FileHandle(forReadingAtPath: inPath)
+    process.standardOutput = FileHandle(forWritingAtPath: outPath)
+    process.standardError = FileHandle(forWritingAtPath: outPath)
+    try process.run()
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(60)
+    while process.isRunning {
+        if clock.now >= deadline {
+            kill(process.processIdentifier, SIGKILL)
+            break
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    process.waitUntilExit()
+    return (process.terminationStatus, (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "")
+}
+
 @Suite("imports and export through the real CLI", .serialized)
 struct ImportExportTests {
     @Test("a Fuelly export: dry run writes nothing, economy matches the file's mpg, a second import creates nothing")
@@ -134,8 +163,19 @@ struct ImportExportTests {
                 "import", "expenses", sample("bank.csv"), "--map", "date=Booking date,amount=Amount,name=Payee,category=Category,currency=Currency",
                 "--yes", "--json", "--time-zone", "Europe/Berlin",
             ]
+            // On a terminal it asks: "n" writes nothing, "y" imports with a progress bar.
+            let interactive = args.filter { $0 != "--yes" && $0 != "--json" }
+            let no = try await onTerminal(stack, interactive, answer: "n")
+            #expect(no.status == 5 && no.output.contains("Import 4 expenses (check the dates above)? [y/N]"), "\(no.output)")
+            #expect(no.output.contains("not confirmed; nothing was imported"))
+            #expect(((try await stack.object("expense", "list", "--all"))["items"] as? [Any])?.isEmpty == true)
+            let yes = try await onTerminal(stack, interactive, answer: "y")
+            #expect(yes.status == 9, "\(yes.output)")
+            #expect(yes.output.contains("4/4") && yes.output.contains("[###"), "a progress bar on the terminal: \(yes.output)")
+            #expect(yes.output.contains("4 expenses created"))
             let first = try await stack.logbook(arguments: args)
-            #expect(first.status == 9 && first.object["created"] as? Int == 4, "\(first.stdout)\(first.stderr)")
+            #expect(first.status == 9 && first.object["created"] as? Int == 0, "\(first.stdout)\(first.stderr)")
+            #expect(first.object["alreadyImported"] as? Int == 4)
             let second = try await stack.logbook(arguments: args)
             #expect(second.object["created"] as? Int == 0 && second.object["alreadyImported"] as? Int == 4)
             let list = (try await stack.object("expense", "list", "--all"))["items"] as? [[String: Any]] ?? []
