@@ -145,6 +145,14 @@ struct ImportExportTests {
             let second = try await stack.logbook("import", "fuelly", file, "--yes", "--json", "--time-zone", "UTC")
             #expect(second.object["created"] as? Int == 0, "\(second.stdout)")
             #expect(second.object["alreadyImported"] as? Int == 10)
+            // The same fill-ups in a file whose every row differs (city_percentage): their idempotency
+            // keys differ too, as after the services forgot them (30 days); the content says
+            // they are there already.
+            let edited = stack.home + "/fuelly-edited.csv"
+            try text.replacingOccurrences(of: ",60,", with: ",61,").write(toFile: edited, atomically: true, encoding: .utf8)
+            let third = try await stack.logbook("import", "fuelly", edited, "--yes", "--json", "--time-zone", "UTC")
+            #expect(third.object["created"] as? Int == 0 && third.object["alreadyImported"] as? Int == 10, "\(third.stdout)")
+
             let again = (try await stack.object("car", "list"))["items"] as? [[String: Any]] ?? []
             #expect(again.filter { ["Civic", "Tacoma"].contains($0["nickname"] as? String) }.count == 2, "no car doubled")
             var total = 0

@@ -24,7 +24,7 @@ struct ImportGroup: AsyncParsableCommand {
               logbook import fuelly fuelly-export.csv --dry-run
               logbook import acar aCar-export.csv --yes
               logbook import lubelogger civic-fuel.csv --car Civic
-              logbook import expenses bank.csv --map date=Date,amount=Amount,name=Payee --currency EUR
+              logbook import expenses bank.csv --map date=Date,amount=Amount,name=Payee
               logbook import archive alice.logbook
             """,
         subcommands: [ImportFuelly.self, ImportACar.self, ImportLubeLogger.self, ImportExpenses.self, ImportArchive.self])
@@ -171,8 +171,9 @@ struct ImportExpenses: GatewayCommand {
             ones are listed as not taken (--debits positive for banks that write money out \
             positive, --debits all to take every row).
             Examples:
-              logbook import expenses bank.csv --map date=Date,amount=Amount,name=Payee --dry-run
-              logbook import expenses export.csv --map "date=Booking date,amount=#4,name=Text,category=Category" --currency EUR
+              logbook import expenses bank.csv --map date=Date,amount=Amount,name=Payee
+              logbook import expenses export.csv --currency EUR \\
+                --map "date=Booking date,amount=#4,name=Text,category=Category"
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: ImportOptions
@@ -318,11 +319,22 @@ enum Importer {
         var created = 0
         var existing = 0
         var taken: [(write: ImportPlan.Write, id: String)] = []
+        // Records already there with the same content (an import older than the services'
+        // 30 days of idempotency keys, or the same fill-up typed by hand) are not made again.
+        var present = try await existingRecords(context, plan: plan, vehicleIds: vehicleIds)
         for (index, write) in writes.enumerated() {
             var body = write.body
             if let car = write.car {
                 guard let id = vehicleIds[car] else { continue }
                 body["vehicleId"] = .string(id)
+            }
+            let signature = Self.signature(body)
+            if let ids = present[signature], let id = ids.first {
+                present[signature] = Array(ids.dropFirst())
+                existing += 1
+                taken.append((write, id))
+                progress.update(index + 1)
+                continue
             }
             do {
                 let result = try await context.send(
@@ -345,6 +357,47 @@ enum Importer {
         let economy = await compareEconomy(context, plan: plan, taken: taken, vehicleIds: vehicleIds)
         report(plan, created: created, existing: existing, carsCreated: carsCreated, economy: economy, options: options, json: context.json)
         if !plan.rejected.isEmpty { throw ExitCode(ExitStatus.partial) }
+    }
+
+    /// What makes two records the same for an import: a fill-up's car, date, odometer, trip
+    /// and volume; an expense's date, amount, currency and name.
+    static func signature(_ record: [String: JSONValue]) -> String {
+        let keys =
+            record["vehicleId"] != nil
+            ? ["vehicleId", "date", "odometer", "trip", "volume"] : ["date", "amountMinor", "currency", "name"]
+        return keys.map { key -> String in
+            guard let value = record[key], value != .null else { return "" }
+            if case .number = value, ["odometer", "trip", "volume"].contains(key) { return Quantity.text(value) }
+            if case .string(let text) = value, key == "date", let date = WireTime.parse(text) { return WireTime.format(date) }
+            return Output.cell(value)
+        }.joined(separator: "\u{1F}")
+    }
+
+    /// The ids of the records an import could duplicate, by signature: the fill-ups of the
+    /// cars it uses, the expenses in the file's date range.
+    static func existingRecords(_ context: Context, plan: ImportPlan, vehicleIds: [String: String]) async throws
+        -> [String: [String]]
+    {
+        var records: [JSONValue] = []
+        if plan.format == "expenses" {
+            let dates = plan.writes.compactMap { $0.body["date"]?.stringValue.flatMap(WireTime.parse) }
+            guard let first = dates.min(), let last = dates.max() else { return [:] }
+            records = try await context.list(
+                "records.expense.list",
+                ["from": .string(WireTime.format(first)), "to": .string(WireTime.format(last.addingTimeInterval(0.001)))],
+                all: true
+            ).items
+        } else {
+            for id in Set(vehicleIds.values) {
+                records += try await context.list("records.fillup.list", ["vehicleId": .string(id)], all: true).items
+            }
+        }
+        var byId: [String: [String]] = [:]
+        for record in records {
+            guard case .object(let object) = record, let id = object["id"]?.stringValue else { continue }
+            byId[signature(object), default: []].append(id)
+        }
+        return byId
     }
 
     /// Made by this import (its createdAt — a time entry's savedAt, a purchase's purchasedAt —
