@@ -276,3 +276,36 @@ struct WireTimeMillisecondTests {
         #expect(WireTime.format(Date(timeIntervalSince1970: 1.9996)) == "1970-01-01T00:00:02Z", "rounded to the millisecond")
     }
 }
+
+@Suite("what makes a row already there")
+struct ImportSignatureTests {
+    @Test("a planned fill-up matches the service's record of it, whatever nulls and number forms")
+    func fillup() {
+        let planned: [String: JSONValue] = [
+            "vehicleId": "v1", "date": "2025-03-10T00:00:00Z", "odometer": .number(11735.7), "volume": .number(10.432),
+            "pricePerUnitMinor": .number(329.9), "full": true,
+        ]
+        let stored: [String: JSONValue] = [
+            "id": "f1", "vehicleId": "v1", "date": "2025-03-10T00:00:00.000Z", "odometer": .number(11735.700), "trip": .null,
+            "volume": .number(10.432), "totalMinor": .number(3441), "note": "other",
+        ]
+        #expect(Importer.signature(planned) == Importer.signature(stored))
+        var other = stored
+        other["volume"] = .number(10.433)
+        #expect(Importer.signature(planned) != Importer.signature(other))
+        other = stored
+        other["vehicleId"] = "v2"
+        #expect(Importer.signature(planned) != Importer.signature(other))
+    }
+
+    @Test("an expense matches on date, amount, currency and name")
+    func expense() {
+        let planned: [String: JSONValue] = ["date": "2026-05-01T22:00:00Z", "amountMinor": .number(480), "currency": "EUR", "name": "Bäckerei"]
+        var stored = planned
+        stored["id"] = "e1"
+        stored["category"] = "Food"
+        #expect(Importer.signature(planned) == Importer.signature(stored))
+        stored["amountMinor"] = .number(481)
+        #expect(Importer.signature(planned) != Importer.signature(stored))
+    }
+}
