@@ -36,6 +36,7 @@ public final class Dispatcher: Sendable {
     let sessions: (any SessionResolver)?
     let events: (any DatabaseReader)?
     let health: ServiceHealth?
+    let backup: ServiceBackup?
     let logger: Logger
     let endpoint: Mutex<String>
     /// The stack key members present; nil: every caller counts as a member (an in-process
@@ -56,10 +57,11 @@ public final class Dispatcher: Sendable {
     ///     process's, which `ServiceMain` sets before building the service.
     public init(
         descriptor: ServiceDescriptor, router: Router, sessions: (any SessionResolver)?,
-        events: (any DatabaseReader)? = nil, health: ServiceHealth? = nil,
+        events: (any DatabaseReader)? = nil, health: ServiceHealth? = nil, backup: ServiceBackup? = nil,
         stackKey: String? = StackKeys.processKey, logger: Logger
     ) {
         self.stackKey = stackKey
+        self.backup = backup
         self.descriptor = descriptor
         self.routes = router.routes
         self.sessions = sessions
@@ -199,7 +201,7 @@ public final class Dispatcher: Sendable {
     // MARK: Methods every service answers
 
     /// The reserved methods, documented in docs/protocol.md.
-    public static let builtinMethods = ["$srv.ping", "$srv.info", "$srv.stats", "events.since"]
+    public static let builtinMethods = ["$srv.ping", "$srv.info", "$srv.stats", "$srv.backup", "events.since"]
 
     /// Whether the caller presented the stack key (compared in constant time).
     func isMember(_ header: RequestHeader) -> Bool {
@@ -219,13 +221,31 @@ public final class Dispatcher: Sendable {
                 Info(
                     name: descriptor.name, version: descriptor.version, instanceId: instanceId, started: started,
                     uptimeMs: uptimeMs, endpoint: endpoint.withLock { $0 }, methods: methods,
-                    reserved: Self.builtinMethods.filter { $0 != "events.since" || events != nil },
+                    reserved: Self.builtinMethods.filter {
+                        ($0 != "events.since" || events != nil) && ($0 != "$srv.backup" || backup != nil)
+                    },
                     health: health?.report ?? HealthReport(state: .ok, ready: true, problems: [], consumers: []),
                     storage: health?.storage))
         case "$srv.stats":
             var snapshot = stats.withLock { $0.snapshot(service: descriptor.name, member: member) }
             snapshot.consumers = health?.report.consumers ?? []
             return try WireCoding.encode(snapshot)
+        case "$srv.backup":
+            guard let backup else {
+                throw ServiceError(.notFound, "\(descriptor.name) keeps no database to back up", field: "method")
+            }
+            // A copy of every user's data, written where the service keeps its own: members only.
+            guard member else {
+                throw ServiceError(
+                    .permissionDenied, "$srv.backup answers only members of the stack (requests carrying the stack key)",
+                    field: "stackKey")
+            }
+            let body = try Router.decodeBody(BackupRequest.self, from: frame)
+            let result = try await Self.offPool { try backup.run(body) }
+            logger.notice(
+                "backup written",
+                metadata: ["backup.directory": "\(result.directory)", "backup.bytes": "\(result.bytes)", "backup.ms": "\(result.durationMs)"])
+            return try WireCoding.encode(result)
         case "events.since":
             guard let events else {
                 throw ServiceError(.notFound, "\(descriptor.name) publishes no events", field: "method")
@@ -255,6 +275,13 @@ public final class Dispatcher: Sendable {
             }
         default:
             throw ServiceError(.notFound, "unknown method \"\(method)\"; reserved methods: \(Self.builtinMethods.joined(separator: ", "))", field: "method")
+        }
+    }
+
+    /// Runs blocking file work on a dispatch queue, never on the cooperative pool.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
         }
     }
 
