@@ -113,6 +113,10 @@ struct StrangerTests {
                 _ = try await keyless.call("events.since", EventsSince(after: 0), as: EventsSinceResult.self)
             }
             #expect(refused?.code == .permissionDenied)
+            // Nor can it have every user's data copied out.
+            let backup = try await keyless.reply("$srv.backup", body: ["name": "stolen"])
+            #expect(backup.error?.code == .permissionDenied, "\(backup.error?.message ?? "answered")")
+            #expect(!FileManager.default.fileExists(atPath: stack.home + "/data/backups/stolen"))
             // An error quoting user input, then the stranger's view of it.
             _ = try await stack.logbook("call", "auth", "auth.login", #"{"username":"typo@example.com","password":"x"}"#)
             let authKeyless = try ServiceClient(
