@@ -2,8 +2,8 @@
 # Fuzzes the request decoder (Tests/Fuzz/Fuzz.swift) with libFuzzer for a bounded time, then
 # replays the checked-in corpus and every saved crash input as regression tests.
 #   deploy/fuzz.sh [SECONDS]     (default 60; 0 only replays)
-# The fuzzing build is separate (.build/fuzz, -sanitize=fuzzer) so it never disturbs the
-# normal one. New interesting inputs go to a scratch corpus; crash inputs are saved under
+# The fuzzing build is separate (.build/fuzz, -sanitize=fuzzer, linked with the toolchain's
+# lld: gold fails on it) so it never disturbs the normal one. New interesting inputs go to a scratch corpus; crash inputs are saved under
 # Tests/Fuzz/crashes/ (check them in: they are replayed by the regression run from then on).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,7 +14,7 @@ mkdir -p "$crashes"
 
 if [[ "$seconds" != 0 ]]; then
     if ! swift build --product logbook-fuzz --scratch-path .build/fuzz \
-        -Xswiftc -sanitize=fuzzer -Xswiftc -DLOGBOOK_FUZZ >.build/fuzz-build.log 2>&1; then
+        -Xswiftc -sanitize=fuzzer -Xswiftc -DLOGBOOK_FUZZ -Xswiftc -use-ld=lld >.build/fuzz-build.log 2>&1; then
         tail -30 .build/fuzz-build.log
         echo "fuzz: the libFuzzer build failed (does this toolchain support -sanitize=fuzzer?)" >&2
         exit 1

@@ -151,6 +151,10 @@ func fuzzOne(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 }
 
 #if LOGBOOK_FUZZ
+/// libFuzzer's entry point (its driver refers to it even when started by `LLVMFuzzerRunDriver`).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func LLVMFuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt { fuzzOne(bytes, count) }
+
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<CInt>,
