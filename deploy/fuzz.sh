@@ -34,5 +34,8 @@ if [[ "$seconds" != 0 ]]; then
     fi
 fi
 # Regression: the corpus and every crash input found so far, through the normal build.
-swift build --product logbook-fuzz >/dev/null
+if ! swift build --product logbook-fuzz >.build/fuzz-replay-build.log 2>&1; then
+    tail -30 .build/fuzz-replay-build.log
+    exit 1
+fi
 .build/debug/logbook-fuzz "$corpus" "$crashes"
