@@ -171,4 +171,15 @@ import Wire
         #expect(parisNext.day == "2026-05-03")
         #expect(parisNext.isNew == true)
     }
+
+    @Test func withoutATimeZoneTheDayIsTheAccountsZone() async throws {
+        let server = try StubHTTPServer { _ in .json(Self.today) }
+        defer { server.stop() }
+        // 15:30 UTC on 1 May is already 2 May in Tokyo (the account's zone, from auth)
+        let h = try StoreHarness(quotesURL: server.baseURL, clock: TestClock("2026-05-01T15:30:00Z"))
+        _ = try await quote(h, "tokyo")
+        #expect(try await quote(h, "tokyo").day == "2026-05-02")
+        // a zone in the request still wins
+        #expect(try await quote(h, "tokyo", timeZone: "UTC").day == "2026-05-01")
+    }
 }

@@ -389,7 +389,7 @@ struct DashboardSection: Sendable {
             },
             DashboardSection(name: "quote", title: "quote", services: ["store"]) { calls in
                 let quote = try await calls.send(
-                    "store", "store.quote", ["timeZone": .string(TimeZone.current.identifier)])
+                    "store", "store.quote", [:])
                 let text =
                     quote["kind"]?.stringValue == "intro"
                     ? Output.cell(quote["text"])
