@@ -17,12 +17,14 @@ struct CatchGroup: AsyncParsableCommand {
               logbook catch add --species Bass --weight 4.1 --unit lb --bait squid --water salt \\
                   --lat 36.6 --lon=-121.9 --at "2026-05-01 06:30" --photo bass.jpg
               logbook catch list --sort weight
+              logbook catch bests                     # your heaviest catch of each species
               logbook catch show 0196…
               logbook catch map -o catches.geojson
               logbook catch photo 0196… --thumbnail -o bass-small.jpg
             """,
         subcommands: [
-            CatchAdd.self, CatchList.self, CatchShow.self, CatchEdit.self, CatchDelete.self, CatchMap.self, CatchPhoto.self,
+            CatchAdd.self, CatchList.self, CatchBestsCommand.self, CatchShow.self, CatchEdit.self, CatchDelete.self,
+            CatchMap.self, CatchPhoto.self,
         ])
 }
 
@@ -32,6 +34,21 @@ enum LengthUnit: String, ExpressibleByArgument, CaseIterable { case cm, `in` }
 enum CatchSort: String, ExpressibleByArgument, CaseIterable { case date, weight, species }
 
 enum Catches {
+    /// The personal-bests table: species, best weight, when, bait, water, catches.
+    static func bests(_ bests: [JSONValue]) -> String {
+        guard !bests.isEmpty else { return "no catches yet" }
+        return Output.table(
+            ["SPECIES", "BEST", "DATE", "BAIT", "WATER", "CATCHES", "ID"],
+            bests.map { entry in
+                let fish = entry["best"] ?? .null
+                return [
+                    Output.cell(entry["species"]), weight(fish), TimeText.local(fish["caughtAt"]),
+                    Output.cell(fish["bait"]), Output.cell(fish["water"]), Output.cell(entry["catches"]),
+                    Output.cell(fish["id"]),
+                ]
+            })
+    }
+
     static func weight(_ fish: JSONValue) -> String {
         "\(Quantity.text(fish["weight"])) \(Output.cell(fish["weightUnit"]))"
     }
@@ -210,6 +227,29 @@ struct CatchList: GatewayCommand {
             blocks.append(block)
         }
         Output.line(blocks.joined(separator: "\n\n"))
+    }
+}
+
+struct CatchBestsCommand: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bests", abstract: "Your personal best of each species: the heaviest catch (kg and lb compared as mass).",
+        discussion: """
+            Species are grouped whatever their case ("pike" and "Pike"); a tie goes to the \
+            earlier catch.
+            Examples:
+              logbook catch bests
+              logbook catch bests --water salt --json
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only fresh or salt water.") var water: Water?
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = [:]
+        if let water { body["water"] = .string(water.rawValue) }
+        try await context.perform("records", "records.catch.bests", body: .object(body)) { result in
+            Catches.bests(result["bests"]?.arrayValue ?? [])
+        }
     }
 }
 
