@@ -9,6 +9,10 @@ import Storage
 public struct StackConfiguration: Sendable, Equatable {
     /// The services the stack runs, in start order.
     public static let services = ["auth", "records", "weather-fetcher", "analytics", "store"]
+    /// Services whose whole database can be rebuilt from the other services' events
+    /// (`logbook stack rebuild`). The store keeps purchases nobody else has; auth and
+    /// records are the sources of truth.
+    public static let rebuildable = ["analytics", "weather-fetcher"]
 
     public var home: String
     public var dataDirectory: String

@@ -35,6 +35,7 @@ public final class Dispatcher: Sendable {
     let routes: [String: Route]
     let sessions: (any SessionResolver)?
     let events: (any DatabaseReader)?
+    let health: ServiceHealth?
     let logger: Logger
     let endpoint: Mutex<String>
     private let stats = Mutex(Statistics())
@@ -46,14 +47,17 @@ public final class Dispatcher: Sendable {
     /// - Parameters:
     ///   - sessions: resolves tokens for `.user` routes; nil refuses them all.
     ///   - events: the database holding the service's outbox; enables `events.since`.
+    ///   - health: consumers' progress and parts' problems, reported by `$srv.info` and
+    ///     `$srv.stats`, and the freshness of replies to read routes.
     public init(
         descriptor: ServiceDescriptor, router: Router, sessions: (any SessionResolver)?,
-        events: (any DatabaseReader)? = nil, logger: Logger
+        events: (any DatabaseReader)? = nil, health: ServiceHealth? = nil, logger: Logger
     ) {
         self.descriptor = descriptor
         self.routes = router.routes
         self.sessions = sessions
         self.events = events
+        self.health = health
         self.logger = logger
         self.endpoint = Mutex("in-process")
     }
@@ -81,7 +85,9 @@ public final class Dispatcher: Sendable {
         do {
             let result = try await run(header: header, frame: frame, logger: logger)
             record(method: statsName(header.method), duration: clock.now - start, error: nil)
-            return Self.encodeSuccess(id: header.id, resultJSON: result)
+            // A read answered while a projection it is computed from is behind says so.
+            let freshness = routes[header.method]?.kind == .read ? health?.freshness : nil
+            return Self.encodeSuccess(id: header.id, resultJSON: result, freshness: freshness)
         } catch {
             let mapped = ServiceError.from(error)
             if mapped.code == .internal {
@@ -187,9 +193,13 @@ public final class Dispatcher: Sendable {
                 Info(
                     name: descriptor.name, version: descriptor.version, instanceId: instanceId, started: started,
                     uptimeMs: uptimeMs, endpoint: endpoint.withLock { $0 }, methods: methods,
-                    reserved: Self.builtinMethods.filter { $0 != "events.since" || events != nil }))
+                    reserved: Self.builtinMethods.filter { $0 != "events.since" || events != nil },
+                    health: health?.report ?? HealthReport(state: .ok, ready: true, problems: [], consumers: []),
+                    storage: health?.storage))
         case "$srv.stats":
-            return try WireCoding.encode(stats.withLock { $0.snapshot(service: descriptor.name) })
+            var snapshot = stats.withLock { $0.snapshot(service: descriptor.name) }
+            snapshot.consumers = health?.report.consumers ?? []
+            return try WireCoding.encode(snapshot)
         case "events.since":
             guard let events else {
                 throw ServiceError(.notFound, "\(descriptor.name) publishes no events", field: "method")
@@ -200,10 +210,18 @@ public final class Dispatcher: Sendable {
             guard (1...5000).contains(limit) else {
                 throw ServiceError.invalid("limit", "must be between 1 and 5000 (got \(limit))")
             }
-            let (list, last) = try await events.read { db in
-                (try Outbox.since(db, after: body.after, limit: limit), try Outbox.lastSequence(db))
+            do {
+                let (list, last) = try await events.read { db in
+                    (try Outbox.since(db, after: body.after, limit: limit), try Outbox.lastSequence(db))
+                }
+                health?.report("events.since", nil)
+                return try WireCoding.encode(EventsSinceResult(events: list, last: last))
+            } catch let error as DatabaseError {
+                // Consumers replaying from here are stuck until the file is repaired.
+                logger.error("events.since cannot read the outbox", metadata: ["error.detail": "\(error)"])
+                health?.report("events.since", "the event outbox cannot be read (database error \(error.resultCode))")
+                throw error
             }
-            return try WireCoding.encode(EventsSinceResult(events: list, last: last))
         default:
             throw ServiceError(.notFound, "unknown method \"\(method)\"; reserved methods: \(Self.builtinMethods.joined(separator: ", "))", field: "method")
         }
@@ -225,9 +243,13 @@ public final class Dispatcher: Sendable {
 
     // MARK: Encoding replies
 
-    static func encodeSuccess(id: String, resultJSON: Data) -> Data {
+    static func encodeSuccess(id: String, resultJSON: Data, freshness: Freshness? = nil) -> Data {
         var data = Data("{\"id\":".utf8)
         data.append((try? JSONEncoder().encode(id)) ?? Data("\"\"".utf8))
+        if let freshness, let encoded = try? WireCoding.encode(freshness) {
+            data.append(Data(",\"freshness\":".utf8))
+            data.append(encoded)
+        }
         data.append(Data(",\"ok\":true,\"result\":".utf8))
         data.append(resultJSON)
         data.append(Data(",\"v\":\(Protocol.version)}".utf8))
@@ -271,6 +293,10 @@ public struct Info: Codable, Sendable {
     public var endpoint: String
     public var methods: [MethodInfo]
     public var reserved: [String]
+    /// ok or degraded, readiness, and each event consumer's progress (Health.swift).
+    public var health: HealthReport
+    /// The database writer connection's durability, read back from it (nil: no database).
+    public var storage: StorageReport?
 }
 
 public struct EventsSince: Codable, Sendable {
@@ -324,6 +350,8 @@ public struct StatsSnapshot: Codable, Sendable {
     public var errors: Int
     public var lastError: ServiceError?
     public var methods: [String: MethodStats]
+    /// Each event consumer's progress: checkpoint, producer's position, events behind.
+    public var consumers: [ConsumerStatus] = []
 }
 
 struct Statistics {

@@ -26,14 +26,17 @@ public final class EventPublisher: Service, Sendable {
     private let pump: SocketPump
     private let lastPublished: Mutex<Int64>
     private let zap: ZAPHandler.Registration?
+    private let health: ServiceHealth?
+    private let failing = Atomic<Bool>(false)
 
     /// - Parameter curve: when set, the PUB is a CURVE server taking only subscribers on
     ///   the allow-list.
     public init(
         service: String, endpoint: String, reader: any DatabaseReader, heartbeatInterval: Duration = .milliseconds(200),
-        curve: CurveSettings? = nil, logger: Logger
+        curve: CurveSettings? = nil, health: ServiceHealth? = nil, logger: Logger
     ) throws {
         self.service = service
+        self.health = health
         self.endpoint = endpoint
         self.reader = reader
         self.heartbeatInterval = heartbeatInterval
@@ -76,10 +79,19 @@ public final class EventPublisher: Service, Sendable {
                     pump.send([Data(row.type.utf8), row.json])
                 }
                 lastPublished.withLock { $0 = max($0, last.seq) }
-                if rows.count < 1000 { return }
+                if rows.count < 1000 { break }
+            }
+            if failing.exchange(false, ordering: .relaxed) {
+                health?.report("publisher", nil)
+                logger.notice("publishing events works again")
             }
         } catch {
-            logger.error("publishing events failed", metadata: ["error.detail": "\(error)"])
+            // An outbox that cannot be read (damaged pages): consumers stop getting events.
+            // Logged once per episode at error level; the service reports itself degraded.
+            if !failing.exchange(true, ordering: .relaxed) {
+                logger.error("publishing events failed: the outbox cannot be read", metadata: ["error.detail": "\(error)"])
+            }
+            health?.report("publisher", "the event outbox cannot be read (\(EventConsumer.describe(error)))")
         }
     }
 
@@ -111,6 +123,12 @@ public protocol EventSink: Sendable {
     func position() async throws -> Int64?
     /// Applies events in sequence order, skipping any at or below its position.
     func apply(_ events: [Event]) async throws
+    /// Moves the position back to `seq` (the producer was restored to an earlier state).
+    func rewind(to seq: Int64) async throws
+}
+
+extension EventSink {
+    public func rewind(to seq: Int64) async throws {}
 }
 
 /// The usual sink: applies a batch of events in one transaction of the consumer's own
@@ -128,6 +146,11 @@ public struct DatabaseEventSink: EventSink {
 
     public func position() async throws -> Int64? {
         try await writer.read { try Checkpoint.get($0, producer: producer) }
+    }
+
+    public func rewind(to seq: Int64) async throws {
+        let producer = self.producer
+        try await writer.write { try Checkpoint.set($0, producer: producer, seq: seq) }
     }
 
     public func apply(_ events: [Event]) async throws {
@@ -174,12 +197,19 @@ public final class EventConsumer: Service, Sendable {
     let producerRPC: any Transport
     let sink: any EventSink
     let logger: Logger
+    /// How far it has got, for `$srv.info`/`$srv.stats` and reply freshness (Health.swift).
+    public let progress: ConsumerProgress
     private let applied = Mutex<Int64>(-1)
 
-    public init(settings: Settings, producerRPC: any Transport, sink: any EventSink, logger: Logger) {
+    /// - Parameter feedsReplies: the sink is a projection that user-facing answers are
+    ///   computed from; while it is behind, those answers carry `freshness`.
+    public init(
+        settings: Settings, producerRPC: any Transport, sink: any EventSink, feedsReplies: Bool = false, logger: Logger
+    ) {
         self.settings = settings
         self.producerRPC = producerRPC
         self.sink = sink
+        progress = ConsumerProgress(producer: settings.producer, feedsReplies: feedsReplies)
         var logger = logger
         logger[metadataKey: "events.producer"] = "\(settings.producer)"
         self.logger = logger
@@ -238,6 +268,8 @@ public final class EventConsumer: Service, Sendable {
 
     private func consume(_ inputs: AsyncStream<Input>, wake continuation: AsyncStream<Input>.Continuation) async throws {
         var position = try await start()
+        progress.markReady()
+        var stalledLogged = false
         let pollInterval = settings.pollInterval
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
@@ -259,17 +291,31 @@ public final class EventConsumer: Service, Sendable {
                             position = try await catchUp(from: position)
                         }
                     case .heartbeat(let seq):
+                        progress.heard(last: seq)
                         if seq > position { position = try await catchUp(from: position) }
                     case .tick:
                         position = try await catchUp(from: position)
                     }
-                    applied.withLock { $0 = position }
+                    recordApplied(position)
+                    if stalledLogged {
+                        logger.notice("consumer recovered", metadata: ["events.position": "\(position)"])
+                        stalledLogged = false
+                    }
                 } catch is CancellationError {
                     break
                 } catch {
-                    // The producer is unreachable or a projection failed: keep the
-                    // position; the next heartbeat or tick tries again.
-                    logger.warning("applying events failed; will retry", metadata: ["error.detail": "\(error)"])
+                    // The producer is unreachable or a projection failed (a full disk, a
+                    // damaged producer): keep the position; the next heartbeat or tick tries
+                    // again. Logged once when it starts and once more, at error level, when it
+                    // has lasted past the stall limit: not on every retry.
+                    if progress.failed(Self.describe(error)) {
+                        logger.warning("applying events failed; will retry", metadata: ["error.detail": "\(error)"])
+                    } else if !stalledLogged, let failing = progress.failingFor, failing > progress.stallAfter {
+                        logger.error(
+                            "consumer stalled: no progress for \(failing.components.seconds) s",
+                            metadata: ["error.detail": "\(error)", "events.position": "\(position)"])
+                        stalledLogged = true
+                    }
                     if let stored = try? await sink.position() { position = stored }
                 }
             }
@@ -280,11 +326,13 @@ public final class EventConsumer: Service, Sendable {
     /// The starting position: the sink's stored one (then catch up), or the producer's
     /// current one for sinks that keep no history.
     private func start() async throws -> Int64 {
+        var waitLogged = false
         while !Task.isCancelled {
             do {
                 if let stored = try await sink.position() {
+                    recordApplied(stored)
                     let position = try await catchUp(from: stored)
-                    applied.withLock { $0 = position }
+                    recordApplied(position)
                     return position
                 }
                 // `last` is the producer's current position; the event that comes with it is
@@ -292,16 +340,38 @@ public final class EventConsumer: Service, Sendable {
                 let answer = try await producerRPC.call(
                     "events.since", EventsSince(after: 0, limit: 1), as: EventsSinceResult.self,
                     options: CallOptions(timeout: settings.rpcTimeout))
-                applied.withLock { $0 = answer.last }
+                progress.heard(last: answer.last)
+                recordApplied(answer.last)
                 return answer.last
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
-                logger.info("waiting for the producer", metadata: ["error.detail": "\(error)"])
+                if progress.failed(Self.describe(error)) {
+                    logger.warning("waiting for the producer", metadata: ["error.detail": "\(error)"])
+                } else if !waitLogged, let failing = progress.failingFor, failing > progress.stallAfter {
+                    logger.error(
+                        "consumer cannot start: the producer has not answered for \(failing.components.seconds) s",
+                        metadata: ["error.detail": "\(error)"])
+                    waitLogged = true
+                }
                 try await Task.sleep(for: .milliseconds(500))
             }
         }
         throw CancellationError()
+    }
+
+    private func recordApplied(_ position: Int64) {
+        applied.withLock { $0 = position }
+        progress.applied(position)
+    }
+
+    /// A failure as a health line: its code and the producer, never user data.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? ServiceError { return "\(error.code.rawValue): \(error.message)" }
+        if let error = error as? DatabaseError {
+            return error.resultCode == .SQLITE_FULL ? "the disk is full" : "database error \(error.resultCode)"
+        }
+        return "\(type(of: error))"
     }
 
     /// Replays everything after `position` from the producer; returns the new position.
@@ -311,18 +381,26 @@ public final class EventConsumer: Service, Sendable {
             let answer = try await producerRPC.call(
                 "events.since", EventsSince(after: position, limit: settings.batchSize), as: EventsSinceResult.self,
                 options: CallOptions(timeout: settings.rpcTimeout))
+            progress.heard(last: answer.last)
             let events = answer.events.filter { $0.seq > position }
             if events.isEmpty {
                 if answer.last < position {
+                    // The producer's history was rolled back (restored from a backup taken
+                    // before this consumer's): the sequence numbers above `last` will be
+                    // used again for new events, which must not be skipped as duplicates.
                     logger.error(
-                        "producer's sequence is behind this consumer's checkpoint (was its database replaced?)",
+                        "producer's sequence is behind this consumer's checkpoint (was its database restored?); continuing from the producer's position",
                         metadata: ["events.position": "\(position)", "events.last": "\(answer.last)"])
+                    try await sink.rewind(to: answer.last)
+                    progress.reset(to: answer.last)
+                    position = answer.last
+                    applied.withLock { $0 = position }
                 }
                 return position
             }
             try await sink.apply(events)
             position = try await sink.position() ?? events.last!.seq
-            applied.withLock { $0 = position }
+            recordApplied(position)
             if answer.events.count < settings.batchSize { return position }
         }
     }

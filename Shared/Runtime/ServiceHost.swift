@@ -20,6 +20,8 @@ public final class ServiceHost: Sendable {
     public let publisher: EventPublisher?
     /// CURVE for this service's server and publisher (nil: plain, the local default).
     public let curve: CurveSettings?
+    /// Its consumers' progress and its parts' problems, for `$srv.info`/`$srv.stats`.
+    public let health = ServiceHealth()
 
     /// - Parameters:
     ///   - eventsEndpoint: where to publish the outbox; nil publishes nothing (in-process
@@ -36,10 +38,21 @@ public final class ServiceHost: Sendable {
         var logger = logger
         logger[metadataKey: "service.name"] = "\(descriptor.name)"
         self.logger = logger
-        let database = try ServiceDatabase.open(settings, migrator: migrator)
+        let database: any DatabaseWriter
+        do {
+            database = try ServiceDatabase.open(settings, migrator: migrator)
+        } catch let damaged as DamagedDatabase {
+            throw ConfigurationError(Self.advice(for: damaged, service: descriptor.name))
+        }
         self.database = database
+        let health = self.health
+        health.probeStorage {
+            let settings = try ServiceDatabase.writerSettings(database)
+            return StorageReport(synchronous: settings.synchronous, journalMode: settings.journalMode)
+        }
         let publisher = try eventsEndpoint.map {
-            try EventPublisher(service: descriptor.name, endpoint: $0, reader: database, curve: curve, logger: logger)
+            try EventPublisher(
+                service: descriptor.name, endpoint: $0, reader: database, curve: curve, health: health, logger: logger)
         }
         self.publisher = publisher
         commits = GroupCommitter(writer: database) { _ in publisher?.publishPending() }
@@ -49,7 +62,17 @@ public final class ServiceHost: Sendable {
     public func makeRouter() -> Router { Router(commits: commits) }
 
     public func dispatcher(router: Router, sessions: (any SessionResolver)?) -> Dispatcher {
-        Dispatcher(descriptor: descriptor, router: router, sessions: sessions, events: database, logger: logger)
+        Dispatcher(
+            descriptor: descriptor, router: router, sessions: sessions, events: database, health: health, logger: logger)
+    }
+
+    /// The one-line reason a service with a damaged database stops with: the file and the fix.
+    static func advice(for damaged: DamagedDatabase, service: String) -> String {
+        var fix = "restore it from a backup (`logbook stack down`, then `logbook restore DIR`)"
+        if StackConfiguration.rebuildable.contains(service) {
+            fix += ", or rebuild it from the other services' events: `logbook stack rebuild \(service)`"
+        }
+        return "\(damaged.description); \(service) will not start on it: \(fix)"
     }
 
     /// Everything to run for this service: its server, its publisher's heartbeat, `extra`
@@ -64,18 +87,22 @@ public final class ServiceHost: Sendable {
         return services
     }
 
-    /// A consumer of another service's events, applied to this service's database.
+    /// A consumer of another service's events, applied to this service's database. Its
+    /// progress shows in `$srv.info`; with `feedsReplies` (a projection users read), replies
+    /// carry `freshness` while it is behind.
     public func consumer(
-        of producer: String, configuration: StackConfiguration,
+        of producer: String, configuration: StackConfiguration, feedsReplies: Bool = false,
         handler: @escaping @Sendable (Database, Event) throws -> Void
     ) throws -> EventConsumer {
         let client = try ServiceClient(
             service: producer, endpoint: configuration.endpoint(producer), settings: ClientSettings(curve: configuration.curve))
-        return EventConsumer(
+        let consumer = EventConsumer(
             settings: .init(
                 producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer), curve: configuration.curve),
             producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, handler: handler),
-            logger: logger)
+            feedsReplies: feedsReplies, logger: logger)
+        health.register(consumer.progress)
+        return consumer
     }
 }
 

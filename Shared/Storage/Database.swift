@@ -1,8 +1,11 @@
-// Opening a service's SQLite file: one GRDB DatabasePool per service, WAL, foreign keys on,
-// `synchronous=FULL` by default so an acknowledged write survives power loss, migrations in
-// code. Tests open the same schema in memory.
+// Opening a service's SQLite file: one GRDB DatabasePool per service, owned by one process
+// (an OS lock on the file), WAL, foreign keys on, `synchronous=FULL` on the writer by
+// default so an acknowledged write survives power loss, a bounded integrity check, then
+// migrations in code. Tests open the same schema in memory.
+import Dispatch
 import Foundation
 import GRDB
+import Synchronization
 import Wire
 
 /// How durable a commit is. `full` (the default) survives power loss in WAL mode;
@@ -29,23 +32,33 @@ public struct DatabaseSettings: Sendable {
 }
 
 public enum ServiceDatabase {
-    /// Opens (creating it and its directory when missing) and migrates a service's database.
-    public static func open(_ settings: DatabaseSettings, migrator: DatabaseMigrator) throws -> any DatabaseWriter {
+    /// Opens (creating it and its directory when missing), checks and migrates a service's
+    /// database. A file is first locked for the life of the returned writer (`DatabaseLock`),
+    /// so two processes never write one database; then the writer connection is set to the
+    /// configured `synchronous` level and a bounded `PRAGMA quick_check` refuses a damaged
+    /// file before anything reads or migrates it.
+    public static func open(
+        _ settings: DatabaseSettings, migrator: DatabaseMigrator, check: IntegrityCheck = .quick(limit: .seconds(10))
+    ) throws -> any DatabaseWriter {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(settings.busyTimeout)
-        let durability = settings.durability
-        configuration.prepareDatabase { db in
-            try db.execute(sql: durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
-        }
         let writer: any DatabaseWriter
         if let path = settings.path {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let lock = try DatabaseLock.acquire(path: path)
+            // The pool keeps its configuration, and so this closure and the lock, for its whole
+            // life: the lock is released when the last reference to the writer goes.
+            configuration.prepareDatabase { _ in withExtendedLifetime(lock) {} }
             writer = try DatabasePool(path: path, configuration: configuration)
         } else {
             writer = try DatabaseQueue(configuration: configuration)
         }
+        // After the pool's own set-up: GRDB's WAL set-up leaves the writer at NORMAL.
+        try setDurability(settings.durability, on: writer)
+        if settings.path != nil { try check.run(on: writer, path: settings.path!) }
         var migrator = migrator
         #if DEBUG
             migrator.eraseDatabaseOnSchemaChange = false
@@ -53,6 +66,157 @@ public enum ServiceDatabase {
         migrator.registerSharedTables()
         try migrator.migrate(writer)
         return writer
+    }
+
+    /// Sets `synchronous` on the writer connection, the one whose commits must reach the
+    /// disk, and reads it back from that same connection.
+    static func setDurability(_ durability: Durability, on writer: any DatabaseWriter) throws {
+        let wanted = durability.synchronousLevel
+        let actual = try writer.writeWithoutTransaction { db -> Int in
+            try db.execute(sql: durability == .full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+            return try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+        }
+        guard actual == wanted else {
+            throw DatabaseOpenError("the writer connection runs synchronous=\(actual), not \(durability.rawValue) (\(wanted))")
+        }
+    }
+
+    /// The `synchronous` level (off, normal, full, extra) and journal mode the writer
+    /// connection runs, read on that connection.
+    public static func writerSettings(_ writer: any DatabaseWriter) throws -> (synchronous: String, journalMode: String) {
+        try writer.writeWithoutTransaction { db in
+            let level = try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+            let names = ["off", "normal", "full", "extra"]
+            let journal = try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "?"
+            return (names.indices.contains(level) ? names[level] : "\(level)", journal)
+        }
+    }
+
+    /// After SQLITE_FULL: fold the WAL back into the database and truncate it, so a disk
+    /// that has a little room again is not held full by the log. Best effort.
+    public static func relieve(_ writer: any DatabaseWriter) {
+        _ = try? writer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+}
+
+extension Durability {
+    /// The value `PRAGMA synchronous` reads back for this level.
+    public var synchronousLevel: Int { self == .full ? 2 : 1 }
+}
+
+/// How much of a database is checked when it is opened.
+public enum IntegrityCheck: Sendable {
+    case none
+    /// `PRAGMA quick_check`, interrupted after `limit` (a large file is checked as far as
+    /// the limit allows; being cut short is logged by the caller, not an error).
+    case quick(limit: Duration)
+
+    func run(on writer: any DatabaseWriter, path: String) throws {
+        guard case .quick(let limit) = self else { return }
+        let done = Atomic<Bool>(false)
+        let timer = DispatchWorkItem { if !done.load(ordering: .acquiring) { writer.interrupt() } }
+        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: timer)
+        defer {
+            done.store(true, ordering: .releasing)
+            timer.cancel()
+        }
+        let problems: [String]
+        do {
+            problems = try writer.writeWithoutTransaction { db in
+                try String.fetchAll(db, sql: "PRAGMA quick_check(20)")
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
+            return  // cut short by the limit: what was read was sound
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            throw DamagedDatabase(path: path, problems: [error.message ?? "\(error.resultCode)"])
+        }
+        if problems != ["ok"] { throw DamagedDatabase(path: path, problems: problems) }
+    }
+}
+
+/// A database file that failed its check at start-up.
+public struct DamagedDatabase: Error, CustomStringConvertible {
+    public let path: String
+    public let problems: [String]
+    public var description: String {
+        "\(path) is damaged (quick_check: \(problems.prefix(3).joined(separator: "; "))\(problems.count > 3 ? "; …" : ""))"
+    }
+}
+
+public struct DatabaseOpenError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// An exclusive `flock` on the database file itself, held by the one process that owns it.
+/// It lives with the data, so neither removing the run directory nor a race between two
+/// starts can put a second writer on the file: the second process fails here with the
+/// holder's pid. (flock and SQLite's own fcntl locks do not interact on Linux.) Within one
+/// process the lock is shared: tests reopen a file to stand for a restart, and the old pool
+/// may not be gone yet.
+final class DatabaseLock: Sendable {
+    let descriptor: Int32
+    let key: String
+
+    private final class Weak: @unchecked Sendable {
+        weak var lock: DatabaseLock?
+        init(_ lock: DatabaseLock) { self.lock = lock }
+    }
+    private static let held = Mutex<[String: Weak]>([:])
+
+    private init(descriptor: Int32, key: String) {
+        self.descriptor = descriptor
+        self.key = key
+    }
+
+    static func acquire(path: String) throws -> DatabaseLock {
+        let fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw DatabaseOpenError("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            throw DatabaseOpenError("cannot stat \(path): \(String(cString: strerror(errno)))")
+        }
+        let key = "\(info.st_dev):\(info.st_ino)"
+        return try held.withLock { held in
+            if let existing = held[key]?.lock {
+                close(fd)
+                return existing
+            }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                let holder = Self.holder(inode: info.st_ino).map { " (pid \($0))" } ?? ""
+                close(fd)
+                throw DatabaseOpenError(
+                    "\(path) is in use by another process\(holder): one process owns a database; "
+                        + "is this stack already running (`logbook stack status`)?")
+            }
+            let lock = DatabaseLock(descriptor: fd, key: key)
+            held[key] = Weak(lock)
+            return lock
+        }
+    }
+
+    deinit {
+        Self.held.withLock { held in
+            if held[key]?.lock == nil { held[key] = nil }
+        }
+        close(descriptor)
+    }
+
+    /// The pid holding a flock on the file with this inode, from /proc/locks.
+    static func holder(inode: ino_t) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        // "1: FLOCK  ADVISORY  WRITE 12345 08:01:1234567 0 EOF"
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5].split(separator: ":").last == Substring("\(inode)")
+            else { continue }
+            return Int32(fields[4])
+        }
+        return nil
     }
 }
 

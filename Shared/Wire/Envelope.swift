@@ -54,6 +54,24 @@ public struct Request<Body: Codable & Sendable>: Codable, Sendable {
     }
 }
 
+/// Attached to the reply envelope of a read answered from a projection that is behind its
+/// producers (docs/protocol.md, "Health and freshness").
+public struct Freshness: Codable, Sendable, Equatable {
+    /// The projection reflects its producers up to about this time.
+    public var asOf: Date?
+    /// Events the producers have that the projection has not applied (nil: unknown, the
+    /// producer has not been heard from).
+    public var behindEvents: Int64?
+    /// The producers it is behind.
+    public var producers: [String]
+
+    public init(asOf: Date?, behindEvents: Int64?, producers: [String]) {
+        self.asOf = asOf
+        self.behindEvents = behindEvents
+        self.producers = producers
+    }
+}
+
 /// Only the body of a request (decoding skips the header fields).
 public struct RequestBody<Body: Decodable>: Decodable {
     public var body: Body
@@ -66,6 +84,8 @@ public struct Reply: Codable, Sendable {
     public var ok: Bool
     public var result: JSONValue?
     public var error: ServiceError?
+    /// Present on a read answered from a projection that is behind its producers.
+    public var freshness: Freshness?
 
     public init(id: String, result: JSONValue) {
         v = Protocol.version

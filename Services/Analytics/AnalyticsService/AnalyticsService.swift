@@ -164,7 +164,9 @@ public struct AnalyticsService: Sendable {
 
     /// The consumers of every producer, each applying its events to this database.
     public func consumers(stack: StackConfiguration) throws -> [EventConsumer] {
-        try Self.producers.map { try host.consumer(of: $0, configuration: stack, handler: handler(for: $0)) }
+        try Self.producers.map {
+            try host.consumer(of: $0, configuration: stack, feedsReplies: true, handler: handler(for: $0))
+        }
     }
 }
 
