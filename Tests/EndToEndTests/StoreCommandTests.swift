@@ -106,7 +106,8 @@ struct StoreCommandTests {
             #expect((try await stack.object("store", "ledger")["entries"] as? [Any])?.count == 1)
 
             // Five and a half hours practised away from the timer earn enough for the pencil.
-            let added = try await stack.logbook("activity", "add-time", "Guitar", "5h30m")
+            // (a morning session: the timer's saved minutes just now must not overlap it)
+            let added = try await stack.logbook("activity", "add-time", "Guitar", "5h30m", "--started", "2026-01-05T08:00:00Z")
             #expect(added.status == 0 && added.stdout.contains("$5.50"), "\(added.stdout)\(added.stderr)")
             var funds: [String: Any] = [:]
             let earned = try await stack.eventually {

@@ -243,4 +243,23 @@ struct AnalyticsTextTests {
         #expect(text.hasSuffix("best baits: worm 5 (83.3%), spinner 1 (16.7%)"))
         #expect(SuggestText.csv(suggestions).hasPrefix("condition,label,bucket,count,catches,share\r\ntemperatureBand,temperature,10 to 15 °C,3,4,0.75\r\n"))
     }
+
+    @Test("suggestions: a three-way tie is shown as a tie, not one winner")
+    func suggestTie() {
+        let bucket = { (name: String) -> JSONValue in
+            ["bucket": .string(name), "count": 2, "share": 0.333, "baits": [["bait": "worm", "count": 1, "share": 0.5]]]
+        }
+        let suggestions: JSONValue = [
+            "catches": 6, "ready": 6, "pending": 0, "unavailable": 0, "confidence": "medium", "basis": "based on 6 catches",
+            "conditions": [
+                [
+                    "condition": "timeOfDay", "label": "time of day", "catches": 6, "best": bucket("dawn"),
+                    "buckets": [bucket("dawn"), bucket("dusk"), bucket("night")], "confidence": "medium", "basis": "…",
+                ]
+            ],
+        ]
+        let text = SuggestText.summary(suggestions)
+        #expect(text.contains("dawn = dusk = night (3-way tie)"), "\(text)")
+        #expect(text.contains("2 of 6 each"), "\(text)")
+    }
 }

@@ -37,6 +37,7 @@ import Wire
         #expect(first.isNew == true)
         #expect(first.day == "2026-05-01")
         #expect(first.attribution == "Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)")
+        #expect(first.source == "zenquotes")
 
         h.clock.advance(3_600)
         let again = try await quote(h, "ann")
@@ -84,6 +85,9 @@ import Wire
         #expect(fallback.kind == "quote")
         #expect(!fallback.text.lowercased().contains("too many requests"))
         #expect(fallback.author != "zenquotes.io")
+        // a bundled quote is not credited to ZenQuotes
+        #expect(fallback.attribution == nil)
+        #expect(fallback.source == "bundled")
         #expect(fallback.isNew == true)
         #expect(server.requests(path: "/api/today").count == 1)
 

@@ -220,9 +220,12 @@ public final class Store: Sendable {
         .map { Quote(text: $0["text"], author: $0["author"]) }
     }
 
+    /// A quote from the bundled list is not ZenQuotes': it gets no ZenQuotes credit.
     static func quoteResult(_ quote: Quote, isNew: Bool, day: String) -> QuoteResult {
-        QuoteResult(
-            kind: "quote", text: quote.text, author: quote.author, attribution: attribution, isNew: isNew, day: day)
+        let bundled = FallbackQuotes.all.contains(quote)
+        return QuoteResult(
+            kind: "quote", text: quote.text, author: quote.author, attribution: bundled ? nil : attribution,
+            source: bundled ? "bundled" : "zenquotes", isNew: isNew, day: day)
     }
 
     // MARK: Events from other services

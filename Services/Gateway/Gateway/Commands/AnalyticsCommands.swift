@@ -477,12 +477,20 @@ enum SuggestText {
                     ["CONDITION", "MOST CATCHES", "COUNT", "SHARE", "BAITS THERE"],
                     conditions.map { condition in
                         let best = condition["best"] ?? [:]
+                        // buckets with as many catches as the best are a tie, not a lesser bucket
+                        let tied = (condition["buckets"]?.arrayValue ?? []).filter { $0["count"] == best["count"] }
+                        let winners = tied.count > 1 ? tied : [best]
                         return [
-                            Output.cell(condition["label"]), Output.cell(best["bucket"]),
-                            "\(Output.cell(best["count"])) of \(Output.cell(condition["catches"]))",
+                            Output.cell(condition["label"]),
+                            winners.map { Output.cell($0["bucket"]) }.joined(separator: " = ")
+                                + (winners.count > 1 ? " (\(winners.count)-way tie)" : ""),
+                            "\(Output.cell(best["count"])) of \(Output.cell(condition["catches"]))"
+                                + (winners.count > 1 ? " each" : ""),
                             Analytics.percent(best["share"]?.doubleValue),
-                            (best["baits"]?.arrayValue ?? []).map { "\(Output.cell($0["bait"])) (\(Output.cell($0["count"])))" }
-                                .joined(separator: ", "),
+                            winners.map { bucket in
+                                (bucket["baits"]?.arrayValue ?? []).map { "\(Output.cell($0["bait"])) (\(Output.cell($0["count"])))" }
+                                    .joined(separator: ", ")
+                            }.joined(separator: "; "),
                         ]
                     }))
         }

@@ -49,6 +49,12 @@ enum Catches {
             })
     }
 
+    /// A value with `digits` decimals, never "-0.0": a reading that rounds to zero has no sign.
+    static func fixed(_ value: Double, digits: Int) -> String {
+        let text = String(format: "%.\(digits)f", value)
+        return text.hasPrefix("-") && text.dropFirst().allSatisfy({ $0 == "0" || $0 == "." }) ? String(text.dropFirst()) : text
+    }
+
     static func weight(_ fish: JSONValue) -> String {
         "\(Quantity.text(fish["weight"])) \(Output.cell(fish["weightUnit"]))"
     }
@@ -310,7 +316,7 @@ struct CatchShow: GatewayCommand {
     /// The weather-fetcher's values and buckets, one line per condition (missing ones left out).
     static func weatherLines(_ w: JSONValue) -> [(String, String)] {
         func number(_ key: String, _ digits: Int = 0) -> String? {
-            w[key]?.doubleValue.map { String(format: "%.\(digits)f", $0) }
+            w[key]?.doubleValue.map { Catches.fixed($0, digits: digits) }
         }
         func text(_ key: String) -> String? { w[key]?.stringValue }
         func joined(_ parts: String?...) -> String? {
@@ -477,14 +483,24 @@ enum Maps {
 struct CatchPhoto: GatewayCommand {
     static let configuration = CommandConfiguration(
         commandName: "photo", abstract: "Save a catch's photo (or its thumbnail) to a file.",
-        discussion: "Examples:\n  logbook catch photo 0196… -o pike.jpg\n  logbook catch photo 0196… --thumbnail -o pike-small.jpg")
+        discussion: """
+            An existing file is not overwritten unless --force is given.
+            Examples:
+              logbook catch photo 0196… -o pike.jpg
+              logbook catch photo 0196… --thumbnail -o pike-small.jpg --force
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The catch's id.") var id: String
     @Flag(help: "The small JPEG thumbnail (≤ 256 px) instead of the photo.") var thumbnail = false
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The file to write.", valueName: "file")) var output: String
+    @Flag(help: "Overwrite the file if it exists.") var force = false
 
     func execute(_ context: Context) async throws {
+        if !force && FileManager.default.fileExists(atPath: output) {
+            throw ServiceError(
+                .failedPrecondition, "\(output) already exists; pass --force to overwrite it", field: "output")
+        }
         let photo = try await context.send(
             "records", "records.catch.photo.get", body: ["id": .string(id), "thumbnail": .bool(thumbnail)])
         guard let text = photo["data"]?.stringValue, let data = Data(base64Encoded: text) else {
