@@ -262,4 +262,27 @@ struct AnalyticsTextTests {
         #expect(text.contains("dawn = dusk = night (3-way tie)"), "\(text)")
         #expect(text.contains("2 of 6 each"), "\(text)")
     }
+
+    @Test("errors for people use the CLI's words, not wire field names")
+    func userWords() {
+        let duration = UserWords.rewrite(
+            ServiceError.invalid("durationMs", "must be more than 0 and at most 24 hours (86400000) (got 90000000)"))
+        #expect(duration.message == "duration: must be more than 0 and at most 24 hours (got 25:00:00)")
+        let caught = UserWords.rewrite(ServiceError.invalid("caughtAt", "must not be in the future (got 2099-01-01T00:00:00Z)"))
+        #expect(caught.message == "at: must not be in the future (got 2099-01-01T00:00:00Z)")
+        let amount = UserWords.rewrite(ServiceError.invalid("amountMinor", "is too large"))
+        #expect(amount.message == "amount: is too large")
+        #expect(amount.field == "amountMinor", "the field stays the wire's, for --json")
+    }
+
+    @Test("--to before --from is refused in the words typed")
+    func rangeBackwards() {
+        #expect(throws: ServiceError.self) { try Analytics.range(from: "2026-11-02", to: "2026-11-01") }
+        do {
+            _ = try Analytics.range(from: "2026-11-02", to: "2026-11-01")
+        } catch let error as ServiceError {
+            #expect(error.message == "to: must not be before --from (got --from 2026-11-02 --to 2026-11-01)")
+        } catch {}
+        #expect((try? Analytics.range(from: "2026-11-01", to: "2026-11-01"))?["to"] == "2026-11-02")
+    }
 }

@@ -242,10 +242,16 @@ struct DashboardSection: Sendable {
         } catch let error as ServiceError where Context.isUnreachable(error.code) {
             result.status = .unavailable
             result.error = error.message
+            // blame the services whose calls failed, not every service the section uses
+            var silent: [String] = []
+            for call in calls.recorded where call.outcome != "ok" && !silent.contains(call.service) {
+                silent.append(call.service)
+            }
+            if silent.isEmpty { silent = services }
             result.line =
                 error.message.contains("the stack is not running")
                 ? "unavailable (the stack is not running)"
-                : "unavailable (\(services.joined(separator: ", ")) did not answer in time)"
+                : "unavailable (\(silent.joined(separator: ", ")) did not answer in time)"
         } catch let error as ServiceError {
             result.status = .error
             result.error = error.message

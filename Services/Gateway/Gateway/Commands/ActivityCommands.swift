@@ -174,6 +174,10 @@ struct ActivityAddTime: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let milliseconds = try TimeText.duration(duration, field: "duration")
+        guard milliseconds <= 24 * TimeValue.msPerHour else {
+            throw ServiceError.invalid(
+                "duration", "must be at most 24 hours at once (got \(TimeText.clock(milliseconds: milliseconds)))")
+        }
         let found = try await Resolve.activity(context, activity)
         var body: [String: JSONValue] = ["activityId": found["id"] ?? .null, "durationMs": .number(Double(milliseconds))]
         if let started { body["startedAt"] = .string(WireTime.format(try TimeText.parse(started, field: "started"))) }

@@ -61,6 +61,12 @@ enum Analytics {
         }
         if let to {
             if let next = shift(to, days: 1) { body["to"] = .string(next) } else { body["to"] = try TimeText.wire(to, field: "to") }
+            // refused here, in the words typed: analytics would echo `to` as the day after
+            if let from, let start = day(from) ?? (try? TimeText.parse(from, field: "from")),
+                let end = day(body["to"]?.stringValue ?? "") ?? body["to"]?.stringValue.flatMap(WireTime.parse), end <= start
+            {
+                throw ServiceError.invalid("to", "must not be before --from (got --from \(from) --to \(to))")
+            }
         }
         return body
     }

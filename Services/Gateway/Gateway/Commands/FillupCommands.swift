@@ -30,6 +30,13 @@ enum Fullness: String, EnumerableFlag {
 }
 
 enum Fillups {
+    /// The fill-up's car, for its units in a confirmation; nil when it cannot be read.
+    static func car(_ context: Context, of fill: JSONValue) async -> JSONValue? {
+        guard let id = fill["vehicleId"]?.stringValue else { return nil }
+        return try? await context.send("records", "records.vehicle.get", body: ["id": .string(id)])
+    }
+
+    /// `2026-05-01 14:45: 9.35 gal, $33.00` (the volume unit when the car is known).
     static func describe(_ fill: JSONValue, car: JSONValue?) -> String {
         let volume = "\(Quantity.text(fill["volume"])) \(car.map { Output.cell($0["volumeUnit"]) } ?? "")"
             .trimmingCharacters(in: .whitespaces)
@@ -278,9 +285,10 @@ struct FillupEdit: GatewayCommand {
             try Fillups.prices(perUnit: pricePerUnit, total: total, currency: money ?? "USD", into: &body)
         }
         guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
-        try await context.perform("records", "records.fillup.update", body: .object(body), write: true) { fill in
-            "updated fill-up \(Output.cell(fill["id"])): \(Fillups.describe(fill, car: nil))"
-        }
+        let fill = try await context.send("records", "records.fillup.update", body: .object(body), write: true)
+        if context.json { return Output.json(fill) }
+        let car = await Fillups.car(context, of: fill)
+        Output.line("updated fill-up \(Output.cell(fill["id"])): \(Fillups.describe(fill, car: car))")
     }
 }
 
@@ -295,7 +303,7 @@ struct FillupDelete: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let fill = try await context.send("records", "records.fillup.get", body: ["id": .string(id)])
-        let what = "fill-up of \(Fillups.describe(fill, car: nil))"
+        let what = "fill-up of \(Fillups.describe(fill, car: await Fillups.car(context, of: fill)))"
         try Confirm.delete("Delete the \(what)?", yes: yes)
         let result = try await context.send("records", "records.fillup.delete", body: ["id": .string(id)], write: true)
         if context.json { Output.json(result) } else { Output.line("deleted the \(what)") }
