@@ -47,7 +47,8 @@ struct StoreCommandTests {
             #expect(quote.status == 0, "\(quote.stderr)")
             #expect(quote.stdout.hasPrefix("Quote of the day for ") && quote.stdout.contains("(new today)"), "\(quote.stdout)")
             #expect(quote.stdout.contains("“") && quote.stdout.contains("    — "), "\(quote.stdout)")
-            #expect(quote.stdout.contains("Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)"))
+            // the harness's stack is offline: the quote is a bundled one, not credited to ZenQuotes
+            #expect(!quote.stdout.contains("ZenQuotes"), "\(quote.stdout)")
             let again = try await stack.object("quote", "--time-zone", "Europe/Paris")
             #expect(again["kind"] as? String == "quote" && again["isNew"] as? Bool == false, "\(again)")
             let badZone = try await stack.logbook("quote", "--time-zone", "Mars/Olympus")
