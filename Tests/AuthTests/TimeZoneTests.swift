@@ -64,4 +64,19 @@ import Wire
         #expect(try await h.failure("auth.settings.update", [:], token: token).field == "timeZone")
         #expect(try await h.failure("auth.settings.update", ["timeZone": "UTC"]).code == .unauthenticated)
     }
+
+    @Test func anotherServicesSessionCacheSeesTheNewZoneAfterTheEvent() async throws {
+        let h = try Harness()
+        try await h.call("auth.register", ["username": "kari", "password": "correct horse", "timeZone": "UTC"])
+        let token = try await h.login("kari")
+        let cache = SessionCache(auth: h.transport)
+        #expect(try await cache.resolve(token: token).timeZone == "UTC")
+        let before = try await h.events().count
+        try await h.call("auth.settings.update", ["timeZone": "Europe/Oslo"], token: token)
+        // still the cached principal until auth's event arrives …
+        #expect(try await cache.resolve(token: token).timeZone == "UTC")
+        // … which drops it: the next request asks auth again
+        try await cache.apply(try await h.events(after: before))
+        #expect(try await cache.resolve(token: token).timeZone == "Europe/Oslo")
+    }
 }
