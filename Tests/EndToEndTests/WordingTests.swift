@@ -42,6 +42,13 @@ struct WordingEndToEndTests {
             let listed = try await stack.logbook("expense", "list", "--from", "2026-11-02", "--to", "2026-11-01")
             #expect(listed.stderr.contains("(got --from 2026-11-02 --to 2026-11-01)"), "\(listed.stderr)")
 
+            // deleting an activity whose timer runs says the unsaved time goes with it
+            #expect(try await stack.logbook("activity", "add", "Piano").status == 0)
+            #expect(try await stack.logbook("timer", "start", "Piano").status == 0)
+            let deleted = try await stack.logbook("activity", "delete", "Piano", "--yes")
+            #expect(deleted.status == 0, "\(deleted.stderr)")
+            #expect(deleted.stdout.contains("discarded its running timer's"), "\(deleted.stdout)")
+
             #expect(try await stack.logbook("attend", "in", "--source", "company").status == 0)
             let history = try await stack.logbook("attend", "history")
             #expect(history.stdout.contains("company"), "\(history.stdout)")

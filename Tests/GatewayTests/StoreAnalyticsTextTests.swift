@@ -285,4 +285,23 @@ struct AnalyticsTextTests {
         } catch {}
         #expect((try? Analytics.range(from: "2026-11-01", to: "2026-11-01"))?["to"] == "2026-11-02")
     }
+
+    @Test("one rounding rule: what a saved entry earns is what the ledger credits")
+    func earned() {
+        // 18 s earn nothing alone, a cent once another 18 s were saved before them
+        #expect(TimeValue.earned(18_000, totalAfterMs: 18_000) == 0)
+        #expect(TimeValue.earned(18_000, totalAfterMs: 36_000) == 1)
+        // 0:03:18 (5 cents on its own) after 0:00:18 already saved: the ledger credits 6
+        #expect(TimeValue.cents(198_000) == 5)
+        #expect(TimeValue.earned(198_000, totalAfterMs: 198_000 + 18_000) == 6)
+    }
+
+    @Test("catch show: a reading that rounds to zero has no sign; fill-ups say why there is no economy")
+    func signsAndReasons() {
+        #expect(Catches.fixed(-0.04, digits: 1) == "0.0")
+        #expect(Catches.fixed(-0.06, digits: 1) == "-0.1")
+        #expect(Catches.fixed(-0.4, digits: 0) == "0")
+        #expect(Fillups.shortReason("odometer_backwards") == "- (odometer backwards)")
+        #expect(Fillups.shortReason("closed") == nil)
+    }
 }
