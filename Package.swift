@@ -95,7 +95,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Runtime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "Storage", "Wire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -122,7 +122,9 @@ let package = Package(
         // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Runtime", "TestSupport", "Imaging", "logbook"] + services.map { .target(name: $0.executable) },
+            dependencies: [
+                "Runtime", "Wire", "TestSupport", "Imaging", "logbook", .product(name: "GRDB", package: "GRDB.swift"),
+            ] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ] + services.flatMap(\.targets)
 )

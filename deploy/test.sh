@@ -5,6 +5,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./deploy/install-deps.sh
+# What the tests use beyond the build: strace (the fsync check on a real service).
+if ! command -v strace >/dev/null; then
+    echo "test: installing strace"
+    sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq strace
+fi
 # Serially: many suites start real services and give them seconds to answer; run all at
 # once on a two-core machine, they starve each other's services and fail on time, not on
 # behaviour. Concurrency is exercised inside the tests (1,000 concurrent requests, parallel

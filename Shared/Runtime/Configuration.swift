@@ -64,9 +64,13 @@ public struct StackConfiguration: Sendable, Equatable {
         try StackConfiguration(values: ["LOGBOOK_HOME": directory, "LOGBOOK_LOG_LEVEL": "warning"].merging(extra) { $1 })
     }
 
-    static func key(_ service: String, _ suffix: String) -> String {
+    /// The name of a service's setting: LOGBOOK_<SERVICE>_<SUFFIX>.
+    public static func key(_ service: String, _ suffix: String) -> String {
         "LOGBOOK_" + service.uppercased().replacingOccurrences(of: "-", with: "_") + "_" + suffix
     }
+
+    /// True when the service's endpoint is set explicitly (it may run on another host).
+    public func isConfigured(_ service: String) -> Bool { values[Self.key(service, "ENDPOINT")] != nil }
 
     /// The service's request endpoint (ROUTER).
     public func endpoint(_ service: String) -> String {
@@ -85,6 +89,17 @@ public struct StackConfiguration: Sendable, Equatable {
 
     public func databaseSettings(_ service: String) -> DatabaseSettings {
         DatabaseSettings(path: databasePath(service), durability: durability)
+    }
+
+    /// LOGBOOK_EVENTS_STALL_AFTER (seconds, default 10): how long an event consumer may fail,
+    /// or hear nothing from its producer, before it counts as stalled (the service degraded,
+    /// its projection's answers marked).
+    public func stallAfter() throws -> Duration {
+        guard let text = values["LOGBOOK_EVENTS_STALL_AFTER"] else { return .seconds(10) }
+        guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+            throw ConfigurationError("LOGBOOK_EVENTS_STALL_AFTER must be a number of seconds from 0 to 86400 (got \"\(text)\")")
+        }
+        return .milliseconds(Int64(seconds * 1000))
     }
 
     /// A service-specific setting: LOGBOOK_<SERVICE>_<NAME>.

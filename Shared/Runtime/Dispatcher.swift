@@ -36,6 +36,7 @@ public final class Dispatcher: Sendable {
     let sessions: (any SessionResolver)?
     let events: (any DatabaseReader)?
     let health: ServiceHealth?
+    let backup: ServiceBackup?
     let logger: Logger
     let endpoint: Mutex<String>
     private let stats = Mutex(Statistics())
@@ -51,8 +52,10 @@ public final class Dispatcher: Sendable {
     ///     `$srv.stats`, and the freshness of replies to read routes.
     public init(
         descriptor: ServiceDescriptor, router: Router, sessions: (any SessionResolver)?,
-        events: (any DatabaseReader)? = nil, health: ServiceHealth? = nil, logger: Logger
+        events: (any DatabaseReader)? = nil, health: ServiceHealth? = nil, backup: ServiceBackup? = nil,
+        logger: Logger
     ) {
+        self.backup = backup
         self.descriptor = descriptor
         self.routes = router.routes
         self.sessions = sessions
@@ -179,7 +182,7 @@ public final class Dispatcher: Sendable {
     // MARK: Methods every service answers
 
     /// The reserved methods, documented in docs/protocol.md.
-    public static let builtinMethods = ["$srv.ping", "$srv.info", "$srv.stats", "events.since"]
+    public static let builtinMethods = ["$srv.ping", "$srv.info", "$srv.stats", "$srv.backup", "events.since"]
 
     private func builtin(_ method: String, frame: Data) async throws -> Data {
         switch method {
@@ -193,13 +196,25 @@ public final class Dispatcher: Sendable {
                 Info(
                     name: descriptor.name, version: descriptor.version, instanceId: instanceId, started: started,
                     uptimeMs: uptimeMs, endpoint: endpoint.withLock { $0 }, methods: methods,
-                    reserved: Self.builtinMethods.filter { $0 != "events.since" || events != nil },
+                    reserved: Self.builtinMethods.filter {
+                        ($0 != "events.since" || events != nil) && ($0 != "$srv.backup" || backup != nil)
+                    },
                     health: health?.report ?? HealthReport(state: .ok, ready: true, problems: [], consumers: []),
                     storage: health?.storage))
         case "$srv.stats":
             var snapshot = stats.withLock { $0.snapshot(service: descriptor.name) }
             snapshot.consumers = health?.report.consumers ?? []
             return try WireCoding.encode(snapshot)
+        case "$srv.backup":
+            guard let backup else {
+                throw ServiceError(.notFound, "\(descriptor.name) keeps no database to back up", field: "method")
+            }
+            let body = try Router.decodeBody(BackupRequest.self, from: frame)
+            let result = try await Self.offPool { try backup.run(body) }
+            logger.notice(
+                "backup written",
+                metadata: ["backup.directory": "\(result.directory)", "backup.bytes": "\(result.bytes)", "backup.ms": "\(result.durationMs)"])
+            return try WireCoding.encode(result)
         case "events.since":
             guard let events else {
                 throw ServiceError(.notFound, "\(descriptor.name) publishes no events", field: "method")
@@ -224,6 +239,13 @@ public final class Dispatcher: Sendable {
             }
         default:
             throw ServiceError(.notFound, "unknown method \"\(method)\"; reserved methods: \(Self.builtinMethods.joined(separator: ", "))", field: "method")
+        }
+    }
+
+    /// Runs blocking file work on a dispatch queue, never on the cooperative pool.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
         }
     }
 

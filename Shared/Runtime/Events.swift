@@ -204,12 +204,13 @@ public final class EventConsumer: Service, Sendable {
     /// - Parameter feedsReplies: the sink is a projection that user-facing answers are
     ///   computed from; while it is behind, those answers carry `freshness`.
     public init(
-        settings: Settings, producerRPC: any Transport, sink: any EventSink, feedsReplies: Bool = false, logger: Logger
+        settings: Settings, producerRPC: any Transport, sink: any EventSink, feedsReplies: Bool = false,
+        stallAfter: Duration = .seconds(10), logger: Logger
     ) {
         self.settings = settings
         self.producerRPC = producerRPC
         self.sink = sink
-        progress = ConsumerProgress(producer: settings.producer, feedsReplies: feedsReplies)
+        progress = ConsumerProgress(producer: settings.producer, feedsReplies: feedsReplies, stallAfter: stallAfter)
         var logger = logger
         logger[metadataKey: "events.producer"] = "\(settings.producer)"
         self.logger = logger

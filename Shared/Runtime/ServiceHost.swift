@@ -22,6 +22,8 @@ public final class ServiceHost: Sendable {
     public let curve: CurveSettings?
     /// Its consumers' progress and its parts' problems, for `$srv.info`/`$srv.stats`.
     public let health = ServiceHealth()
+    let databasePath: String?
+    private let backupExtras = Mutex<[String]>([])
 
     /// - Parameters:
     ///   - eventsEndpoint: where to publish the outbox; nil publishes nothing (in-process
@@ -45,6 +47,7 @@ public final class ServiceHost: Sendable {
             throw ConfigurationError(Self.advice(for: damaged, service: descriptor.name))
         }
         self.database = database
+        databasePath = settings.path
         let health = self.health
         health.probeStorage {
             let settings = try ServiceDatabase.writerSettings(database)
@@ -62,8 +65,19 @@ public final class ServiceHost: Sendable {
     public func makeRouter() -> Router { Router(commits: commits) }
 
     public func dispatcher(router: Router, sessions: (any SessionResolver)?) -> Dispatcher {
-        Dispatcher(
-            descriptor: descriptor, router: router, sessions: sessions, events: database, health: health, logger: logger)
+        let backup = databasePath.map {
+            ServiceBackup(
+                service: descriptor.name, database: database, databasePath: $0, extras: backupExtras.withLock { $0 })
+        }
+        return Dispatcher(
+            descriptor: descriptor, router: router, sessions: sessions, events: database, health: health,
+            backup: backup, logger: logger)
+    }
+
+    /// A directory of files the database refers to, copied with it by `$srv.backup` (call
+    /// before `dispatcher`).
+    public func backUpAlso(_ directory: String) {
+        backupExtras.withLock { $0.append(directory) }
     }
 
     /// The one-line reason a service with a damaged database stops with: the file and the fix.
@@ -100,7 +114,7 @@ public final class ServiceHost: Sendable {
             settings: .init(
                 producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer), curve: configuration.curve),
             producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, handler: handler),
-            feedsReplies: feedsReplies, logger: logger)
+            feedsReplies: feedsReplies, stallAfter: try configuration.stallAfter(), logger: logger)
         health.register(consumer.progress)
         return consumer
     }

@@ -52,13 +52,18 @@ public enum ServiceDatabase {
             // The pool keeps its configuration, and so this closure and the lock, for its whole
             // life: the lock is released when the last reference to the writer goes.
             configuration.prepareDatabase { _ in withExtendedLifetime(lock) {} }
-            writer = try DatabasePool(path: path, configuration: configuration)
+            do {
+                writer = try DatabasePool(path: path, configuration: configuration)
+                // After the pool's own set-up: GRDB's WAL set-up leaves the writer at NORMAL.
+                try setDurability(settings.durability, on: writer)
+            } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+                throw DamagedDatabase(path: path, problems: [error.message ?? "\(error.resultCode)"])
+            }
+            try check.run(on: writer, path: path)
         } else {
             writer = try DatabaseQueue(configuration: configuration)
+            try setDurability(settings.durability, on: writer)
         }
-        // After the pool's own set-up: GRDB's WAL set-up leaves the writer at NORMAL.
-        try setDurability(settings.durability, on: writer)
-        if settings.path != nil { try check.run(on: writer, path: settings.path!) }
         var migrator = migrator
         #if DEBUG
             migrator.eraseDatabaseOnSchemaChange = false
@@ -187,7 +192,7 @@ final class DatabaseLock: Sendable {
                 return existing
             }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-                let holder = Self.holder(inode: info.st_ino).map { " (pid \($0))" } ?? ""
+                let holder = FileLocks.holder(inode: info.st_ino).map { " (pid \($0))" } ?? ""
                 close(fd)
                 throw DatabaseOpenError(
                     "\(path) is in use by another process\(holder): one process owns a database; "
@@ -206,8 +211,12 @@ final class DatabaseLock: Sendable {
         close(descriptor)
     }
 
-    /// The pid holding a flock on the file with this inode, from /proc/locks.
-    static func holder(inode: ino_t) -> Int32? {
+}
+
+/// Who holds file locks, from /proc/locks.
+public enum FileLocks {
+    /// The pid holding a flock on the file with this inode.
+    public static func holder(inode: ino_t) -> Int32? {
         guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
         // "1: FLOCK  ADVISORY  WRITE 12345 08:01:1234567 0 EOF"
         for line in text.split(separator: "\n") {

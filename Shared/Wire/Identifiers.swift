@@ -89,10 +89,20 @@ private func randomBytes(_ bytes: inout [UInt8]) {
 
 /// Times on the wire: ISO-8601 with an offset; written in UTC with milliseconds when needed.
 public enum WireTime {
+    /// The instant rounded to the millisecond, written exactly: Foundation's fractional
+    /// formatting truncates (a time stored as …38.497 came out as …38.496), so the
+    /// milliseconds are written here from the integer.
     public static func format(_ date: Date) -> String {
-        let whole = date.timeIntervalSince1970.rounded(.down)
-        let ms = Int(((date.timeIntervalSince1970 - whole) * 1000).rounded())
-        return date.formatted(ms > 0 && ms < 1000 ? withFraction : plain)
+        let totalMs = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = totalMs / 1000
+        var ms = totalMs % 1000
+        if ms < 0 {
+            ms += 1000
+            seconds -= 1
+        }
+        let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(plain)
+        guard ms > 0, whole.hasSuffix("Z") else { return whole }
+        return String(whole.dropLast()) + "." + String(format: "%03d", Int(ms)) + "Z"
     }
 
     private static let plain = Date.ISO8601FormatStyle(timeZone: .gmt)

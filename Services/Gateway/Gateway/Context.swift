@@ -178,7 +178,26 @@ public final class Context: Sendable {
             service, method, body: body, caller: caller, write: write, idempotencyKey: idempotencyKey,
             timeout: timeout)
         if let error = reply.error { throw error }
+        if let freshness = reply.freshness { noteFreshness(service, freshness) }
         return reply.result ?? .null
+    }
+
+    /// A figure computed from a projection that is behind is shown, but marked (once).
+    private func noteFreshness(_ service: String, _ freshness: Freshness) {
+        let first = state.withLock { state in
+            defer { state.staleNoted = true }
+            return !state.staleNoted
+        }
+        guard first else { return }
+        let producers = freshness.producers.joined(separator: " and ")
+        var line = "stale: \(service) "
+        if let behind = freshness.behindEvents, behind > 0 {
+            line += "is \(behind) event\(behind == 1 ? "" : "s") behind \(producers)"
+        } else {
+            line += "has not heard from \(producers) lately"
+        }
+        if let asOf = freshness.asOf { line += "; figures as of \(TimeText.local(.string(WireTime.format(asOf))))" }
+        Output.errorLine(line)
     }
 
     /// Puts a write in the queue and returns what to throw. A create gets a local id later

@@ -17,7 +17,8 @@ public enum ExitStatus {
     /// `unavailable` or `deadline_exceeded`: the stack is down or too slow; retry later.
     public static let unavailable: Int32 = 7
     public static let resourceExhausted: Int32 = 8
-    /// Partly done: `dashboard` with a section unavailable, `sync` with a write refused.
+    /// Partly done: `dashboard` with a section unavailable, `sync` with a write refused,
+    /// `status` with a service degraded.
     public static let partial: Int32 = 9
 
     /// The exit status for an error code.
@@ -48,6 +49,7 @@ public enum ExitStatus {
           6  unauthenticated or permission_denied (log in again)
           7  unavailable or deadline_exceeded (is the stack up? `logbook stack up`)
           8  resource_exhausted (slow down, retry later)
-          9  partial (a dashboard section did not answer; sync kept a refused write)
+          9  partial (a dashboard section did not answer; sync kept a refused write;
+             status: a service is degraded)
         """
 }

@@ -23,7 +23,8 @@ public struct Logbook: AsyncParsableCommand {
             CarGroup.self, FillupGroup.self, CatchGroup.self, ExpenseGroup.self, AttendGroup.self,
             ActivityGroup.self, TimerGroup.self, NetWorth.self,
             StoreGroup.self, WalletCommand.self, QuoteCommand.self, FuelGroup.self, Suggest.self,
-            Status.self, Call.self, Stack.self, Keys.self,
+            ImportGroup.self, ExportCommand.self,
+            Status.self, Call.self, Stack.self, Keys.self, BackupCommand.self, RestoreCommand.self,
         ])
 
     public init() {}

@@ -1,6 +1,9 @@
 // Asks every service for `$srv.info` at once, with a short deadline, and reports each as
-// up (version, uptime, round-trip time), down, or not installed. Shared by `logbook status`
-// and `logbook stack status`; a service that does not answer is a row, never a crash.
+// up (version, uptime, round-trip time), degraded (answering, but its health says a
+// consumer is behind or stalled, or a part is failing), down (installed here, no answer),
+// unreachable (configured at an endpoint of its own, no answer) or not installed. Shared
+// by `logbook status` and `logbook stack status`; a service that does not answer is a row,
+// never a crash.
 import Foundation
 import Runtime
 import Wire
@@ -8,7 +11,9 @@ import Wire
 struct ServiceStatus: Codable, Sendable {
     enum State: String, Codable, Sendable {
         case up
+        case degraded
         case down
+        case unreachable
         case notInstalled = "not installed"
     }
 
@@ -21,6 +26,12 @@ struct ServiceStatus: Codable, Sendable {
     var rttMs: Double?
     var pid: Int32?
     var error: String?
+    /// Why it is degraded (consumers behind or stalled, an unreadable outbox).
+    var problems: [String]?
+    /// Each event consumer's progress, from `$srv.info`.
+    var consumers: [ConsumerStatus]?
+    /// The writer connection's `synchronous` level, read back by the service.
+    var synchronous: String?
 }
 
 enum Probe {
@@ -28,7 +39,12 @@ enum Probe {
         let executables = Executables(configuration: context.configuration)
         return await withTaskGroup(of: ServiceStatus.self) { group in
             for service in StackConfiguration.services {
-                group.addTask { await one(service, context: context, installed: executables.isInstalled(service), timeout: timeout) }
+                let configured = context.configuration.isConfigured(service)
+            group.addTask {
+                await one(
+                    service, context: context, installed: executables.isInstalled(service), configured: configured,
+                    timeout: timeout)
+            }
             }
             var statuses: [ServiceStatus] = []
             for await status in group { statuses.append(status) }
@@ -36,7 +52,11 @@ enum Probe {
         }
     }
 
-    static func one(_ service: String, context: Context, installed: Bool, timeout: Duration) async -> ServiceStatus {
+    /// - Parameter configured: its endpoint is set explicitly (it may run on another host),
+    ///   so silence is `unreachable`, never `not installed`.
+    static func one(
+        _ service: String, context: Context, installed: Bool, configured: Bool, timeout: Duration
+    ) async -> ServiceStatus {
         var status = ServiceStatus(service: service, state: .down, endpoint: context.configuration.endpoint(service))
         let clock = ContinuousClock()
         let start = clock.now
@@ -49,16 +69,37 @@ enum Probe {
             status.version = info["version"]?.stringValue
             status.instanceId = info["instanceId"]?.stringValue
             status.uptimeMs = info["uptimeMs"]?.intValue.map(Int64.init)
+            status.synchronous = info["storage"]?["synchronous"]?.stringValue
+            if let health = try? info["health"]?.decode(HealthReport.self) {
+                status.consumers = health.consumers
+                if health.state == .degraded || !health.ready {
+                    status.state = .degraded
+                    status.problems = health.problems
+                }
+            }
         } catch {
-            status.state = installed ? .down : .notInstalled
+            status.state = installed ? .down : configured ? .unreachable : .notInstalled
             status.error = (error as? ServiceError)?.message ?? "\(error)"
         }
         return status
     }
 
-    /// True when every installed service is up.
+    /// True when every installed or configured service is up.
     static func healthy(_ statuses: [ServiceStatus]) -> Bool {
-        !statuses.contains { $0.state == .down }
+        statuses.allSatisfy { $0.state == .up || $0.state == .notInstalled }
+    }
+
+    /// The exit status of `status`: 0 all up, 7 any down or unreachable, 9 some degraded.
+    static func exitCode(_ statuses: [ServiceStatus]) -> Int32 {
+        if statuses.contains(where: { $0.state == .down || $0.state == .unreachable }) {
+            return ExitStatus.unavailable
+        }
+        return statuses.contains { $0.state == .degraded } ? ExitStatus.partial : 0
+    }
+
+    /// One line per problem of a degraded service (under the table).
+    static func problems(_ statuses: [ServiceStatus]) -> [String] {
+        statuses.flatMap { status in (status.problems ?? []).map { "\(status.service): \($0)" } }
     }
 
     static func table(_ statuses: [ServiceStatus], pids: Bool = false) -> String {

@@ -12,7 +12,7 @@ struct Stack: AsyncParsableCommand {
             Data, sockets (run/, mode 0700) and logs live under LOGBOOK_HOME. Only services whose \
             executables sit next to `logbook` (or in LOGBOOK_BIN_DIR) are started.
             """,
-        subcommands: [StackUp.self, StackDown.self, StackStatus.self, StackLogs.self, StackSupervise.self])
+        subcommands: [StackUp.self, StackDown.self, StackStatus.self, StackLogs.self, StackRebuild.self, StackSupervise.self])
 }
 
 struct StackUp: GatewayCommand {
@@ -155,8 +155,11 @@ struct StackStatus: GatewayCommand {
         } else {
             Output.line(supervisor.map { "supervisor: pid \($0)" } ?? "supervisor: not running")
             Output.line(Probe.table(statuses, pids: true))
+            Probe.problems(statuses).forEach { Output.line($0) }
         }
-        if supervisor == nil || !Probe.healthy(statuses) { throw ExitStatus.exitCode(for: .unavailable) }
+        if supervisor == nil { throw ExitStatus.exitCode(for: .unavailable) }
+        let code = Probe.exitCode(statuses)
+        if code != 0 { throw ExitCode(code) }
     }
 }
 
@@ -226,7 +229,7 @@ struct StackSupervise: ParsableCommand {
             environment.merge(context.configuration.environment) { $1 }
             let supervisor = Supervisor(
                 files: StackFiles(context.configuration), executables: Executables(configuration: context.configuration),
-                environment: environment)
+                environment: environment, settings: try SupervisorSettings(configuration: context.configuration))
             _ = try supervisor.run()
         } catch {
             throw Failure.report(error, json: false)

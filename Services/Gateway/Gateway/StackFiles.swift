@@ -3,6 +3,7 @@
 // run/<service>.pid. Helpers here decide whether a recorded pid is still that process.
 import Foundation
 import Runtime
+import Wire
 
 public struct StackFiles: Sendable {
     public let configuration: StackConfiguration
@@ -10,7 +11,9 @@ public struct StackFiles: Sendable {
     public init(_ configuration: StackConfiguration) { self.configuration = configuration }
 
     public var supervisorPidFile: String { configuration.runDirectory + "/supervisor.pid" }
-    public var lockFile: String { configuration.runDirectory + "/supervisor.lock" }
+    /// Held (flock) by the running supervisor, which writes its pid in it. It lives in the
+    /// data directory: removing run/ cannot let a second supervisor start on the same data.
+    public var lockFile: String { configuration.dataDirectory + "/supervisor.lock" }
     public func pidFile(_ service: String) -> String { configuration.runDirectory + "/\(service).pid" }
     public func log(_ name: String) -> String { configuration.logDirectory + "/\(name).log" }
 
@@ -32,12 +35,45 @@ public struct StackFiles: Sendable {
         try? Data("\(pid)\n".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 
-    /// The supervisor's pid when one is running for this stack.
+    /// Takes the stack's lock for this process and writes its pid in the lock file; nil when
+    /// another process holds it. The descriptor is the lock: keep it open.
+    func lockStack() throws -> Int32? {
+        let fd = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ServiceError(.internal, "cannot open \(lockFile): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            return nil
+        }
+        ftruncate(fd, 0)
+        let text = "\(getpid())\n"
+        _ = text.withCString { write(fd, $0, strlen($0)) }
+        return fd
+    }
+
+    /// The supervisor's pid when one is running for this stack's data: the lock file is
+    /// locked, and names a live `supervise` process.
     public func liveSupervisor() -> pid_t? {
-        guard let pid = Self.readPid(supervisorPidFile), ProcessTable.isAlive(pid),
+        let fd = open(lockFile, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil  // nobody holds it
+        }
+        guard let pid = Self.readPid(lockFile), ProcessTable.isAlive(pid),
             ProcessTable.arguments(pid).contains("supervise")
         else { return nil }
         return pid
+    }
+
+    /// Removes the ipc socket files of the stack's services that live in run/ (at stop).
+    func removeSockets() {
+        for service in StackConfiguration.services {
+            for endpoint in [configuration.endpoint(service), configuration.eventsEndpoint(service)]
+            where endpoint.hasPrefix("ipc://" + configuration.runDirectory + "/") {
+                unlink(String(endpoint.dropFirst("ipc://".count)))
+            }
+        }
     }
 
     /// The service's pid when run/<service>.pid names a live process of that executable.

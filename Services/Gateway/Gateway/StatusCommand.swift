@@ -6,11 +6,15 @@ struct Status: GatewayCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show every service's version, uptime and round-trip time.",
         discussion: """
-            Each service is asked `$srv.info` at once with a 1 s deadline. A service that does \
-            not answer is `down`, or `not installed` when its executable is not next to \
-            `logbook`. Then how many writes wait in the offline queue (with --json the array of \
-            services only: `logbook sync --list --json` gives the queue). Exits 0 when every \
-            installed service is up, 7 otherwise.
+            Each service is asked `$srv.info` at once with a 1 s deadline. A service that \
+            answers is `up`, or `degraded` when it says so (an event consumer behind or stalled, \
+            still catching up after a start, an outbox it cannot read: the reasons are listed \
+            under the table). One that does not answer is `down` when its executable is next to \
+            `logbook`, `unreachable` when its endpoint is configured (LOGBOOK_<SERVICE>_ENDPOINT, \
+            another host), and `not installed` otherwise. Then how many writes wait in the \
+            offline queue (with --json the array of services only: `logbook sync --list --json` \
+            gives the queue). Exits 0 when every installed or configured service is up, 7 when \
+            one is down or unreachable, 9 when one is degraded.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -21,6 +25,7 @@ struct Status: GatewayCommand {
             Output.json(statuses)
         } else {
             Output.line(Probe.table(statuses))
+            Probe.problems(statuses).forEach { Output.line($0) }
             let owner = (try? context.owner()) ?? LocalStore.anonymous
             let queue = context.waiting(owner: owner)
             if owner == LocalStore.anonymous {
@@ -31,6 +36,7 @@ struct Status: GatewayCommand {
                 Output.line(line)
             }
         }
-        if !Probe.healthy(statuses) { throw ExitStatus.exitCode(for: .unavailable) }
+        let code = Probe.exitCode(statuses)
+        if code != 0 { throw ExitCode(code) }
     }
 }

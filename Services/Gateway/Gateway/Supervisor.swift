@@ -1,12 +1,16 @@
 // The local stack's supervisor (`logbook stack supervise`, started detached by `stack up`).
-// It holds run/supervisor.lock so only one runs per stack, launches every installed service
-// with the stack's environment and its output appended to logs/<service>.log, and restarts
-// a service that exits with exponential back-off (0.5 s doubling to 30 s, reset once it has
-// stayed up 10 s). On SIGTERM/SIGINT it sends SIGTERM to every child, waits, SIGKILLs what is
-// left after a grace period, and removes its pid files.
+// It holds a lock on data/supervisor.lock, with the data, so only one runs per set of
+// databases whatever happens to run/; launches every installed service with the stack's
+// environment and its output appended to logs/<service>.log; restarts a service that exits
+// with exponential back-off (0.5 s doubling to 5 s, decaying while it stays up); pings
+// every service and kills one that misses several pings in a row (hung, stopped), so it is
+// restarted too. When run/ disappears it makes it again and restarts every service, whose
+// sockets went with it. On SIGTERM/SIGINT it sends SIGTERM to every child, waits, SIGKILLs
+// what is left after a grace period, and removes its pid and socket files.
 //
-// It is a plain polling loop on one thread: a signal handler only sets a flag, children are
-// reaped with waitpid(WNOHANG) every 100 ms. Nothing else runs in this process.
+// The main loop runs on one thread: a signal handler only sets a flag, children are reaped
+// with waitpid(WNOHANG) every 100 ms. Pings run on a task of their own (HealthPings) and
+// only report what they saw.
 import Foundation
 import Runtime
 import Synchronization
@@ -16,11 +20,37 @@ private let stopRequested = Atomic<Bool>(false)
 
 struct SupervisorSettings: Sendable {
     var initialBackoff = 0.5
-    var maxBackoff = 30.0
-    /// A child that ran this long before exiting starts again with `initialBackoff`.
+    var maxBackoff = 5.0
+    /// Each period of this long a child stayed up halves its back-off (down to `initialBackoff`).
     var stableAfter = 10.0
     /// How long children get to stop after SIGTERM before SIGKILL.
     var stopGrace = 10.0
+    /// How often each service is pinged (`$srv.ping`), and how long an answer may take.
+    var pingInterval = 2.0
+    var pingTimeout = 1.5
+    /// Pings missed in a row before a service counts as hung and is killed (0: never).
+    var pingMisses = 3
+    /// A service that has never answered is given this long to start before misses count.
+    var startGrace = 30.0
+
+    /// Defaults, then LOGBOOK_SUPERVISOR_PING_INTERVAL, _PING_TIMEOUT (seconds),
+    /// _PING_MISSES and _START_GRACE (seconds).
+    init(configuration: StackConfiguration) throws {
+        func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double? {
+            guard let text = configuration.setting("supervisor", name) else { return nil }
+            guard let value = Double(text), range.contains(value) else {
+                throw ConfigurationError(
+                    "LOGBOOK_SUPERVISOR_\(name) must be a number from \(range.lowerBound) to \(range.upperBound) (got \"\(text)\")")
+            }
+            return value
+        }
+        pingInterval = try number("PING_INTERVAL", 0.1...600) ?? pingInterval
+        pingTimeout = try number("PING_TIMEOUT", 0.05...60) ?? pingTimeout
+        pingMisses = Int(try number("PING_MISSES", 0...100) ?? Double(pingMisses))
+        startGrace = try number("START_GRACE", 0...3600) ?? startGrace
+    }
+
+    init() {}
 }
 
 final class Supervisor {
@@ -31,30 +61,33 @@ final class Supervisor {
         var startedAt = Date.distantPast
         var nextStart = Date.distantPast
         var backoff: Double
+        /// Why the supervisor itself stopped it, so the exit is logged as that, not a crash.
+        var stopReason: String?
     }
 
     let files: StackFiles
     let environment: [String: String]
     let settings: SupervisorSettings
     var children: [Child]
+    let pings: HealthPings
 
-    init(files: StackFiles, executables: Executables, environment: [String: String], settings: SupervisorSettings = .init()) {
+    init(
+        files: StackFiles, executables: Executables, environment: [String: String], settings: SupervisorSettings = .init()
+    ) {
         self.files = files
         self.environment = environment
         self.settings = settings
         children = executables.installed.map {
             Child(name: $0, path: executables.path($0), backoff: settings.initialBackoff)
         }
+        pings = HealthPings(configuration: files.configuration, settings: settings)
     }
 
     /// Runs until SIGTERM/SIGINT. Returns false when another supervisor holds the lock.
     func run() throws -> Bool {
         try files.prepare()
-        let lock = open(files.lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw ServiceError(.internal, "cannot open \(files.lockFile)") }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
-            log("another supervisor is running for \(files.configuration.home); exiting")
-            close(lock)
+        guard let lock = try files.lockStack() else {
+            log("another supervisor (pid \(files.liveSupervisor().map(String.init) ?? "?")) runs this stack's data in \(files.configuration.dataDirectory); exiting")
             return false
         }
         defer { close(lock) }
@@ -64,16 +97,55 @@ final class Supervisor {
         signal(SIGPIPE, SIG_IGN)
         StackFiles.writePid(files.supervisorPidFile, getpid())
         log("supervisor \(getpid()) started for \(files.configuration.home): \(children.map(\.name).joined(separator: ", "))")
+        let pinger = pings.start(children.map(\.name))
 
         while !stopRequested.load(ordering: .relaxed) {
             reap()
+            checkRunDirectory()
+            checkHealth()
             startDue()
             usleep(100_000)
         }
+        pinger.cancel()
         stopAll()
         unlink(files.supervisorPidFile)
+        files.removeSockets()
         log("supervisor \(getpid()) stopped")
         return true
+    }
+
+    /// run/ holds the services' ipc sockets and the pid files: when someone removed it,
+    /// make it again and restart every service so that their sockets exist again.
+    private func checkRunDirectory() {
+        guard access(files.supervisorPidFile, F_OK) != 0 else { return }
+        try? files.prepare()
+        StackFiles.writePid(files.supervisorPidFile, getpid())
+        log("\(files.configuration.runDirectory) was removed; made it again, restarting every service so its sockets exist")
+        for i in children.indices {
+            guard let pid = children[i].pid else { continue }
+            children[i].stopReason = "restarted: its socket was removed with the run directory"
+            children[i].backoff = settings.initialBackoff
+            kill(pid, SIGTERM)
+        }
+    }
+
+    /// A service that missed `pingMisses` pings in a row is hung (or stopped): kill it, so
+    /// `reap` restarts it.
+    private func checkHealth() {
+        guard settings.pingMisses > 0 else { return }
+        let now = Date()
+        for i in children.indices {
+            guard let pid = children[i].pid, children[i].stopReason == nil else { continue }
+            let record = pings.record(children[i].name)
+            guard record.missed >= settings.pingMisses, record.since >= children[i].startedAt else { continue }
+            let answeredSinceStart = record.lastAnswer.map { $0 >= children[i].startedAt } ?? false
+            guard answeredSinceStart || now.timeIntervalSince(children[i].startedAt) >= settings.startGrace else { continue }
+            children[i].stopReason =
+                "missed \(record.missed) pings in a row (\(record.lastError ?? "no answer")); killed it as hung"
+            log("\(children[i].name) (pid \(pid)) \(children[i].stopReason!)")
+            pings.reset(children[i].name)
+            kill(pid, SIGKILL)
+        }
     }
 
     private func startDue() {
@@ -85,6 +157,8 @@ final class Supervisor {
                     child.path, arguments: [], environment: environment, log: files.log(child.name), newSession: false)
                 children[i].pid = pid
                 children[i].startedAt = now
+                children[i].stopReason = nil
+                pings.reset(child.name)
                 StackFiles.writePid(files.pidFile(child.name), pid)
                 log("started \(child.name) (pid \(pid))")
             } catch {
@@ -102,8 +176,13 @@ final class Supervisor {
             children[i].pid = nil
             unlink(files.pidFile(children[i].name))
             let ran = Date().timeIntervalSince(children[i].startedAt)
-            if ran >= settings.stableAfter { children[i].backoff = settings.initialBackoff }
-            scheduleRestart(i, reason: "exited (\(Self.describe(status))) after \(String(format: "%.1f", ran)) s")
+            // Healthy uptime pays the back-off down: halved for every `stableAfter` it ran.
+            let halvings = min(ran / settings.stableAfter, 30)
+            children[i].backoff = max(settings.initialBackoff, children[i].backoff / pow(2, halvings.rounded(.down)))
+            var reason = "exited (\(Self.describe(status))) after \(String(format: "%.1f", ran)) s"
+            if let why = children[i].stopReason { reason += ": \(why)" }
+            children[i].stopReason = nil
+            scheduleRestart(i, reason: reason)
         }
     }
 
@@ -145,6 +224,7 @@ final class Supervisor {
         for child in children { unlink(files.pidFile(child.name)) }
     }
 
+
     static func describe(_ status: Int32) -> String {
         let signal = status & 0x7f
         if signal == 0 { return "status \((status >> 8) & 0xff)" }
@@ -154,5 +234,80 @@ final class Supervisor {
     private func log(_ message: String) {
         let stamp = Date().formatted(.iso8601)
         FileHandle.standardOutput.write(Data("\(stamp) supervisor: \(message)\n".utf8))
+    }
+}
+
+/// The supervisor's pings: every `pingInterval`, `$srv.ping` to each service at once, each
+/// with `pingTimeout`. It only records what it saw; the supervisor's loop decides.
+final class HealthPings: Sendable {
+    struct Record: Sendable {
+        var missed = 0
+        /// When the current run of misses (or of answers) began.
+        var since = Date.distantPast
+        var lastAnswer: Date?
+        var lastError: String?
+    }
+
+    let configuration: StackConfiguration
+    let settings: SupervisorSettings
+    private let records = Mutex<[String: Record]>([:])
+
+    init(configuration: StackConfiguration, settings: SupervisorSettings) {
+        self.configuration = configuration
+        self.settings = settings
+    }
+
+    func record(_ service: String) -> Record { records.withLock { $0[service] ?? Record() } }
+
+    /// Forgets a service's misses (it was just started or killed).
+    func reset(_ service: String) { records.withLock { $0[service] = Record(since: Date()) } }
+
+    /// Starts pinging `services` until the returned task is cancelled.
+    func start(_ services: [String]) -> Task<Void, Never> {
+        guard settings.pingMisses > 0 else { return Task {} }
+        let interval = Duration.milliseconds(Int64(settings.pingInterval * 1000))
+        let timeout = Duration.milliseconds(Int64(settings.pingTimeout * 1000))
+        return Task.detached { [self] in
+            // One client per service for the supervisor's life; a fresh socket after an
+            // unanswered ping is the client's own (Lazy Pirate).
+            var clients: [String: ServiceClient] = [:]
+            for service in services {
+                clients[service] = try? ServiceClient(
+                    service: service, endpoint: configuration.endpoint(service),
+                    settings: ClientSettings(attempts: 1, curve: configuration.curve))
+            }
+            let clock = ContinuousClock()
+            var next = clock.now
+            while !Task.isCancelled {
+                await withTaskGroup(of: Void.self) { group in
+                    for (service, client) in clients {
+                        group.addTask { await self.ping(service, client, timeout: timeout) }
+                    }
+                }
+                // A steady cadence: the time spent waiting for answers is part of the interval.
+                next = max(next + interval, clock.now)
+                try? await Task.sleep(until: next)
+            }
+        }
+    }
+
+    private func ping(_ service: String, _ client: ServiceClient, timeout: Duration) async {
+        do {
+            _ = try await client.call("$srv.ping", Empty(), as: Ping.self, options: CallOptions(timeout: timeout))
+            records.withLock {
+                if ($0[service]?.missed ?? 1) > 0 { $0[service]?.since = Date() }
+                $0[service, default: Record()].missed = 0
+                $0[service]?.lastAnswer = Date()
+                $0[service]?.lastError = nil
+            }
+        } catch {
+            records.withLock {
+                var record = $0[service] ?? Record()
+                if record.missed == 0 { record.since = Date() }
+                record.missed += 1
+                record.lastError = (error as? ServiceError).map { "\($0.code.rawValue)" } ?? "\(error)"
+                $0[service] = record
+            }
+        }
     }
 }

@@ -63,7 +63,9 @@ public func makeRecordsService(stack: StackConfiguration, logger: Logger) throws
         descriptor: ServiceDescriptor(name: RecordsService.name), database: stack.databaseSettings(RecordsService.name),
         migrator: RecordsService.migrator, eventsEndpoint: stack.eventsEndpoint(RecordsService.name), curve: stack.curve,
         logger: logger)
-    let photos = PhotoStore(settings: try PhotoSettings(stack: stack), database: host.database, logger: host.logger)
+    let photoSettings = try PhotoSettings(stack: stack)
+    let photos = PhotoStore(settings: photoSettings, database: host.database, logger: host.logger)
+    host.backUpAlso(photoSettings.directory)
     let dispatcher = host.dispatcher(router: RecordsService.router(host: host, photos: photos), sessions: sessions.cache)
     let purge = try host.consumer(of: "auth", configuration: stack, handler: RecordsService.applyAuthEvent)
     let conditions = try host.consumer(

@@ -1,0 +1,303 @@
+// `logbook backup DIR`, `logbook restore DIR` and `logbook stack rebuild SERVICE`
+// (docs/operations.md, "Backups"). A backup asks every running service for `$srv.backup`:
+// each copies its own database from one read snapshot while writes go on (only the owner
+// ever opens it) and records adds its photos; the copies are then moved into DIR with a
+// manifest. Consumers are copied before the producers they read, so no restored consumer is
+// ahead of its producer. Restore checks every copy (`integrity_check`) before it touches the
+// stack, needs the stack stopped, and moves the databases it replaces aside.
+import ArgumentParser
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Wire
+
+/// The manifest written beside the copies.
+struct BackupManifest: Codable {
+    static let file = "logbook-backup.json"
+    var format = 1
+    var version: String
+    var createdAt: Date
+    var services: [BackupResult]
+}
+
+/// Backups copy consumers before the producers whose events they apply: a restored
+/// consumer is then never ahead of its producer (records and weather-fetcher read each
+/// other; a consumer that finds its producer behind continues from the producer's position).
+let backupOrder = ["analytics", "store", "weather-fetcher", "records", "auth"]
+
+struct BackupCommand: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Copy every service's database (and the catch photos) into DIR while the stack runs.",
+        discussion: """
+            Each running service copies its own database with SQLite's online backup API, from \
+            one consistent snapshot, while writes go on; records adds its photo folder. The \
+            copies are moved into DIR (created if missing, which must be empty) with a \
+            manifest, logbook-backup.json. Every installed service must be running. Put a \
+            stack back from DIR with `logbook restore DIR`.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("The folder to write the backup to.", valueName: "dir")) var directory: String
+    @Option(help: ArgumentHelp("Seconds one service may take to copy its database.", valueName: "seconds"))
+    var serviceTimeout: Double = 600
+
+    func execute(_ context: Context) async throws {
+        let fileManager = FileManager.default
+        let target = URL(fileURLWithPath: directory).standardizedFileURL.path
+        if let existing = try? fileManager.contentsOfDirectory(atPath: target), !existing.isEmpty {
+            throw ServiceError(.failedPrecondition, "\(target) is not empty; name a new or empty folder")
+        }
+        try fileManager.createDirectory(atPath: target, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let executables = Executables(configuration: context.configuration)
+        let services = backupOrder.filter { executables.isInstalled($0) || context.configuration.isConfigured($0) }
+        guard !services.isEmpty else {
+            throw ServiceError(.failedPrecondition, "no service is installed or configured here; nothing to back up")
+        }
+        let name = "backup-" + WireTime.format(Date()).filter { $0.isNumber } + "-" + String(ID.make().suffix(6))
+        let clock = ContinuousClock()
+        let start = clock.now
+        var results: [BackupResult] = []
+        for service in services {
+            if !context.json { FileHandle.standardError.write(Data("backing up \(service)…".utf8)) }
+            let answer: JSONValue
+            do {
+                answer = try await context.send(
+                    service, "$srv.backup", body: ["name": .string(name)], caller: .anonymous,
+                    timeout: .milliseconds(Int64(serviceTimeout * 1000)))
+            } catch let error as ServiceError {
+                if !context.json { FileHandle.standardError.write(Data(" failed\n".utf8)) }
+                throw ServiceError(
+                    error.code, "backup stopped at \(service): \(error.message); \(target) holds an incomplete backup")
+            }
+            var result = try answer.decode(BackupResult.self)
+            // The service wrote into its own data directory; the copy moves into DIR.
+            guard fileManager.fileExists(atPath: result.directory) else {
+                throw ServiceError(
+                    .failedPrecondition,
+                    "\(service) wrote its copy to \(result.directory) on its own host; run `logbook backup` there")
+            }
+            for item in try fileManager.contentsOfDirectory(atPath: result.directory) {
+                try Self.move(result.directory + "/" + item, to: target + "/" + item)
+            }
+            try? fileManager.removeItem(atPath: result.directory)
+            result.directory = target
+            results.append(result)
+            if !context.json {
+                let extras = result.extras.map { " + \($0.value) files in \($0.key)/" }.joined()
+                FileHandle.standardError.write(
+                    Data(" \(Self.size(result.bytes))\(extras) in \(Output.duration(milliseconds: result.durationMs))\n".utf8))
+            }
+        }
+        let manifest = BackupManifest(version: LogbookVersion.current, createdAt: Date(), services: results)
+        try WireCoding.encode(manifest).write(to: URL(fileURLWithPath: target + "/" + BackupManifest.file))
+        chmod(target + "/" + BackupManifest.file, 0o600)
+        let elapsed = clock.now - start
+        let total = results.reduce(0) { $0 + $1.bytes }
+        if context.json {
+            Output.json(manifest)
+        } else {
+            Output.line(
+                "backup of \(results.count) service\(results.count == 1 ? "" : "s") (\(Self.size(total)) of databases) "
+                    + "written to \(target) in \(Output.duration(milliseconds: Int64(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)))")
+        }
+    }
+
+    /// Renames when it can, else copies and removes.
+    static func move(_ from: String, to: String) throws {
+        if rename(from, to) == 0 { return }
+        try FileManager.default.copyItem(atPath: from, toPath: to)
+        try FileManager.default.removeItem(atPath: from)
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+struct RestoreCommand: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Put a stopped stack back from a backup made by `logbook backup`.",
+        discussion: """
+            Checks every database copy in DIR (PRAGMA integrity_check) before changing \
+            anything, then puts each one in place of the stack's database and the photos in \
+            place of the photo folder. What it replaces is moved aside into \
+            data/before-restore-<time>/, not deleted. The stack must be stopped \
+            (`logbook stack down`); start it again with `logbook stack up`.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("A folder written by `logbook backup`.", valueName: "dir")) var directory: String
+
+    func execute(_ context: Context) async throws {
+        let configuration = context.configuration
+        let files = StackFiles(configuration)
+        let source = URL(fileURLWithPath: directory).standardizedFileURL.path
+        guard let data = FileManager.default.contents(atPath: source + "/" + BackupManifest.file) else {
+            throw ServiceError(.notFound, "\(source) has no \(BackupManifest.file): not a backup made by `logbook backup`")
+        }
+        let manifest = try WireCoding.decoder.decode(BackupManifest.self, from: data)
+        if let pid = files.liveSupervisor() {
+            throw ServiceError(.failedPrecondition, "the stack is running (supervisor pid \(pid)); stop it first: `logbook stack down`")
+        }
+        for result in manifest.services {
+            if let holder = Self.holder(of: configuration.databasePath(result.service)) {
+                throw ServiceError(
+                    .failedPrecondition,
+                    "\(result.service) is running (pid \(holder) holds \(configuration.databasePath(result.service))); stop it first")
+            }
+        }
+        // 1. Check every copy before touching anything.
+        for result in manifest.services {
+            let path = source + "/" + result.database
+            progress("checking \(result.service)…")
+            var readOnly = GRDB.Configuration()
+            readOnly.readonly = true
+            let copy = try DatabaseQueue(path: path, configuration: readOnly)
+            let check = try await copy.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
+            try copy.close()
+            guard check == ["ok"] else {
+                throw ServiceError(
+                    .failedPrecondition, "\(path) fails integrity_check (\(check.prefix(3).joined(separator: "; "))); nothing was restored")
+            }
+            progress(" ok\n")
+        }
+        // 2. Move the current files aside, then put the copies in place.
+        let aside = configuration.dataDirectory + "/before-restore-" + WireTime.format(Date()).filter { $0.isNumber }
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var restored: [String] = []
+        for result in manifest.services {
+            let live = configuration.databasePath(result.service)
+            try FileManager.default.createDirectory(
+                atPath: URL(fileURLWithPath: live).deletingLastPathComponent().path, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+            // The old WAL must go with the old file: SQLite would replay it into the new one.
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: live + suffix) {
+                try BackupCommand.move(live + suffix, to: aside + "/" + URL(fileURLWithPath: live + suffix).lastPathComponent)
+            }
+            let staging = live + ".restoring"
+            try? FileManager.default.removeItem(atPath: staging)
+            try FileManager.default.copyItem(atPath: source + "/" + result.database, toPath: staging)
+            chmod(staging, 0o600)
+            try BackupCommand.move(staging, to: live)
+            var line = "\(result.service): \(BackupCommand.size(result.bytes))"
+            for folder in result.extras.keys.sorted() {
+                let destination = Self.extraDestination(folder, service: result.service, configuration: configuration)
+                if FileManager.default.fileExists(atPath: destination) {
+                    try BackupCommand.move(destination, to: aside + "/" + folder)
+                }
+                let count = try ServiceBackup.copyTree(source + "/" + folder, to: destination)
+                line += " + \(count) files in \(folder)/"
+            }
+            restored.append(line)
+            progress("restored \(line)\n")
+        }
+        if context.json {
+            Output.json(["restored": .array(manifest.services.map { .string($0.service) }), "movedAside": .string(aside)])
+        } else {
+            Output.line(
+                "restored \(restored.count) service\(restored.count == 1 ? "" : "s") from the backup of "
+                    + "\(TimeText.local(.string(WireTime.format(manifest.createdAt)))); the files it replaced are in \(aside). "
+                    + "Start the stack: `logbook stack up`")
+        }
+
+        func progress(_ text: String) {
+            if !context.json { FileHandle.standardError.write(Data(text.utf8)) }
+        }
+    }
+
+    /// Where a backed-up folder goes back: records' photos to its photo folder.
+    static func extraDestination(_ folder: String, service: String, configuration: StackConfiguration) -> String {
+        if service == "records", folder == "records-photos" || configuration.setting("records", "PHOTO_DIR") != nil {
+            return configuration.setting("records", "PHOTO_DIR")
+                ?? URL(fileURLWithPath: configuration.databasePath("records")).deletingLastPathComponent()
+                .appendingPathComponent("records-photos").path
+        }
+        return URL(fileURLWithPath: configuration.databasePath(service)).deletingLastPathComponent()
+            .appendingPathComponent(folder).path
+    }
+
+    /// The pid of a process that holds the database's lock (a running service), if any.
+    static func holder(of path: String) -> pid_t? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return -1 }
+        return FileLocks.holder(inode: info.st_ino) ?? -1
+    }
+}
+
+struct StackRebuild: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rebuild",
+        abstract: "Rebuild a consumer's database from the other services' events.",
+        discussion: """
+            For \(StackConfiguration.rebuildable.joined(separator: " and ")), whose databases are \
+            projections of other services' events: stops the service, moves its database aside \
+            (data/<service>.sqlite.replaced-<time>), and lets it start on an empty one, which \
+            replays every event from the start (`logbook status` shows it catching up). The \
+            store (its purchases exist nowhere else), auth and records are restored from a \
+            backup instead.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("The service to rebuild.", valueName: "service")) var service: String
+
+    func validate() throws {
+        guard StackConfiguration.rebuildable.contains(service) else {
+            let why =
+                StackConfiguration.services.contains(service)
+                ? "\(service) cannot be rebuilt from events (its data exists nowhere else); restore it from a backup: `logbook restore DIR`"
+                : "unknown service \"\(service)\""
+            throw ValidationError("\(why); rebuildable: \(StackConfiguration.rebuildable.joined(separator: ", "))")
+        }
+    }
+
+    func execute(_ context: Context) async throws {
+        let files = StackFiles(context.configuration)
+        let path = context.configuration.databasePath(service)
+        // Holding the database's own lock is what makes this safe: once it is ours, the old
+        // process is gone and no new one can open the file until it has been moved aside.
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ServiceError(.internal, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard let pid = files.liveService(service) else {
+                throw ServiceError(.failedPrecondition, "another process holds \(path); is \(service) running outside this stack?")
+            }
+            Output.errorLine("stopping \(service) (pid \(pid))")
+            kill(pid, SIGTERM)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(20)
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                if clock.now >= deadline {
+                    throw ServiceError(.deadlineExceeded, "\(service) (pid \(pid)) did not stop within 20 s; nothing was changed")
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let stamp = WireTime.format(Date()).filter { $0.isNumber }
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try BackupCommand.move(path + suffix, to: "\(path).replaced-\(stamp)\(suffix)")
+        }
+        let restart =
+            files.liveSupervisor() != nil
+            ? "the supervisor starts it again on an empty database, which replays every event; `logbook status` shows it catching up"
+            : "start the stack (`logbook stack up`) and it replays every event"
+        Output.line("\(service): database moved aside to \(path).replaced-\(stamp); \(restart)")
+    }
+}

@@ -1,0 +1,327 @@
+// Durability and health, checked where they take effect, on the real executables: the
+// writer's synchronous level read back by each service and fsyncs seen by strace on the
+// records process; one writer per database after run/ is removed and when a second process
+// tries; a SIGSTOPped service replaced by the supervisor; a lagging projection's answers
+// marked and `status` saying so; damaged pages refused at start; and a backup taken under a
+// write load that restores to exactly a prefix of the acknowledged writes.
+import Foundation
+import GRDB
+import Runtime
+import Testing
+import Wire
+
+@Suite("durability and health", .serialized, .timeLimit(.minutes(4)))
+struct DurabilityTests {
+    struct Expense: Codable, Sendable {
+        var name: String
+        var amountMinor: Int
+    }
+
+    @Test("every writer runs synchronous=full and acknowledged writes reach the disk (strace)")
+    func writesAreSynced() async throws {
+        try await withStack { stack in
+            try await stack.upAndRegister("alice")
+            let status = try await stack.logbook("status", "--json")
+            let rows = try #require(status.json as? [[String: Any]], "\(status.stdout)\(status.stderr)")
+            for service in ["auth", "records", "weather-fetcher", "analytics", "store"] {
+                let row = rows.first { $0["service"] as? String == service }
+                #expect(row?["synchronous"] as? String == "full", "\(service): \(row ?? [:])")
+            }
+
+            let strace = try #require(Self.which("strace"), "strace is needed (deploy/test.sh installs it)")
+            let records = try #require(stack.pid("records"))
+            let trace = stack.home + "/strace.out"
+            // Started through python3 with an empty signal mask: a child of this test process
+            // inherits its blocked signals, and strace would never see the SIGINT that stops it.
+            let tracer = Process()
+            tracer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            tracer.arguments = [
+                "python3", "-c",
+                "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                strace, "-f", "-e", "trace=fsync,fdatasync", "-o", trace, "-p", "\(records)",
+            ]
+            tracer.standardError = FileHandle.nullDevice
+            try tracer.run()
+            defer {
+                if tracer.isRunning {
+                    tracer.interrupt()
+                    tracer.waitUntilExit()
+                }
+            }
+            // strace says nothing until attached: wait for its first line-less second.
+            try await Task.sleep(for: .seconds(1))
+            let writes = 6
+            for i in 1...writes {
+                let add = try await stack.logbook("expense", "add", "Lunch \(i)", "12.50")
+                try #require(add.status == 0, "\(add.stderr)")
+            }
+            tracer.interrupt()
+            tracer.waitUntilExit()
+            let text = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
+            let syncs = text.split(separator: "\n").filter { $0.contains("fsync(") || $0.contains("fdatasync(") }.count
+            #expect(syncs >= writes, "\(writes) acknowledged writes, \(syncs) syncs seen:\n\(text.prefix(2000))")
+        }
+    }
+
+    @Test("rm -rf run/ then stack up adopts the running stack: one writer per database")
+    func oneStackPerDataDirectory() async throws {
+        try await withStack { stack in
+            try await stack.upAndRegister("alice")
+            let supervisor = try #require(stack.pid("supervisor"))
+            try FileManager.default.removeItem(atPath: stack.runDirectory)
+
+            let up = try await stack.logbook("stack", "up")
+            #expect(up.status == 0, "\(up.stdout)\(up.stderr)\n\(stack.log("supervisor"))")
+            #expect(up.stdout.contains("already running (supervisor pid \(supervisor))"), "\(up.stdout)")
+            #expect(stack.pid("supervisor") == supervisor)
+            for service in ["auth", "records", "analytics"] {
+                let database = "\(stack.home)/data/\(service).sqlite"
+                #expect(Self.lockHolders(database).count == 1, "\(service): \(Self.lockHolders(database))")
+                #expect(Self.processes(named: service, home: stack.home).count == 1, "\(service) runs once")
+            }
+            let whoami = try await stack.logbook("whoami")
+            #expect(whoami.status == 0, "the adopted stack answers: \(whoami.stderr)")
+
+            // A second records on the same database, by hand: refused with a one-line reason.
+            let second = Process()
+            second.executableURL = URL(fileURLWithPath: stack.binDirectory + "/records")
+            second.environment = stack.environment.merging([
+                "LOGBOOK_RECORDS_ENDPOINT": "ipc://\(stack.home)/second.sock",
+                "LOGBOOK_RECORDS_EVENTS": "ipc://\(stack.home)/second-events.sock",
+            ]) { $1 }
+            let errors = Pipe()
+            second.standardError = errors
+            second.standardOutput = FileHandle.nullDevice
+            try second.run()
+            second.waitUntilExit()
+            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(second.terminationStatus == 1)
+            #expect(said.contains("records.sqlite is in use by another process (pid "), "\(said)")
+        }
+    }
+
+    @Test("a SIGSTOPped service is killed and replaced by the supervisor")
+    func hungServiceReplaced() async throws {
+        let fast = [
+            "LOGBOOK_SUPERVISOR_PING_INTERVAL": "0.5", "LOGBOOK_SUPERVISOR_PING_TIMEOUT": "0.5",
+            "LOGBOOK_SUPERVISOR_PING_MISSES": "3",
+        ]
+        try await withStack(environment: fast) { stack in
+            let up = try await stack.logbook("stack", "up")
+            try #require(up.status == 0, "\(up.stderr)")
+            let victim = try #require(stack.pid("records"))
+            kill(victim, SIGSTOP)
+            defer { kill(victim, SIGKILL) }
+            let replaced = try await stack.eventually(timeout: .seconds(20)) {
+                guard let now = stack.pid("records"), now != victim else { return false }
+                return try await stack.logbook("call", "records", "$srv.ping", timeout: .seconds(5)).status == 0
+            }
+            #expect(replaced, "records was not replaced:\n\(stack.log("supervisor"))")
+            #expect(stack.log("supervisor").contains("missed 3 pings in a row"))
+            #expect(!TestStack.isRunning(victim), "the stopped process was killed")
+        }
+    }
+
+    @Test("a projection behind its producer marks its answers stale and status degraded")
+    func staleAnswersAreMarked() async throws {
+        let environment = ["LOGBOOK_EVENTS_STALL_AFTER": "1", "LOGBOOK_SUPERVISOR_PING_MISSES": "0"]
+        try await withStack(environment: environment) { stack in
+            guard FileManager.default.isExecutableFile(atPath: stack.binDirectory + "/analytics") else {
+                Issue.record("analytics is not built next to logbook")
+                return
+            }
+            try await stack.upAndRegister("alice")
+            let add = try await stack.logbook("expense", "add", "Lunch", "12.50", "--category", "food")
+            try #require(add.status == 0, "\(add.stderr)")
+            let fresh = try await stack.eventually {
+                let summary = try await stack.logbook("expense", "summary", "--by", "category")
+                return summary.status == 0 && summary.stdout.contains("12.50") && !summary.stderr.contains("stale")
+            }
+            #expect(fresh, "the summary caught up and was not marked stale")
+
+            let records = try #require(stack.pid("records"))
+            kill(records, SIGSTOP)
+            defer { kill(records, SIGCONT) }
+            try await Task.sleep(for: .seconds(2.5))
+            let stale = try await stack.logbook("expense", "summary", "--by", "category")
+            #expect(stale.status == 0, "the figures are still shown: \(stale.stderr)")
+            #expect(stale.stderr.contains("stale: analytics"), "stderr: \(stale.stderr)")
+            let status = try await stack.logbook("status", "--json")
+            #expect(status.status == 7, "records is down: \(status.stdout)")
+            let rows = status.json as? [[String: Any]] ?? []
+            let analytics = rows.first { $0["service"] as? String == "analytics" }
+            #expect(analytics?["state"] as? String == "degraded", "\(analytics ?? [:])")
+            #expect((analytics?["problems"] as? [String])?.contains { $0.contains("records") } == true)
+
+            kill(records, SIGCONT)
+            let recovered = try await stack.eventually {
+                try await stack.logbook("status").status == 0
+            }
+            #expect(recovered, "status is all up again once records answers")
+        }
+    }
+
+    @Test("damaged pages stop a service at start with the file and the fix; rebuild recovers analytics")
+    func damagedDatabaseRefused() async throws {
+        try await withStack { stack in
+            try await stack.upAndRegister("alice")
+            for i in 1...40 {
+                let add = try await stack.logbook("expense", "add", "Item \(i)", "1.00")
+                try #require(add.status == 0, "\(add.stderr)")
+            }
+            let summed = try await stack.eventually {
+                try await stack.logbook("expense", "summary").stdout.contains("40.00")
+            }
+            #expect(summed)
+            let down = try await stack.logbook("stack", "down")
+            try #require(down.status == 0)
+
+            for service in ["records", "analytics"] {
+                let path = "\(stack.home)/data/\(service).sqlite"
+                try Self.damage(path)
+                let started = try Self.start(service, stack: stack)
+                #expect(started.status == 1, "\(service) refused to start")
+                #expect(started.stderr.contains("\(path) is damaged"), "\(started.stderr)")
+                #expect(started.stderr.contains("logbook restore"), "\(started.stderr)")
+                if service == "analytics" {
+                    #expect(started.stderr.contains("logbook stack rebuild analytics"), "\(started.stderr)")
+                }
+            }
+            // Put records back (the damage was ours), rebuild analytics from its events.
+            try FileManager.default.removeItem(atPath: "\(stack.home)/data/records.sqlite")
+            try FileManager.default.moveItem(
+                atPath: "\(stack.home)/data/records.sqlite.intact", toPath: "\(stack.home)/data/records.sqlite")
+            let rebuild = try await stack.logbook("stack", "rebuild", "analytics")
+            #expect(rebuild.status == 0, "\(rebuild.stderr)")
+            let refused = try await stack.logbook("stack", "rebuild", "records")
+            #expect(refused.status == 2)
+            #expect(refused.stderr.contains("restore it from a backup"), "\(refused.stderr)")
+
+            let up = try await stack.logbook("stack", "up")
+            #expect(up.status == 0, "\(up.stderr)\n\(stack.log("analytics"))")
+            let rebuilt = try await stack.eventually {
+                try await stack.logbook("expense", "summary").stdout.contains("40.00")
+            }
+            #expect(rebuilt, "analytics replayed every expense")
+        }
+    }
+
+    @Test("a backup taken under a write load restores exactly a prefix of the acknowledged writes")
+    func backupUnderLoadRestores() async throws {
+        try await withStack { stack in
+            try await stack.upAndRegister("alice")
+            let token = try stack.token()
+            let client = try ServiceClient(service: "records", endpoint: "ipc://\(stack.runDirectory)/records.sock")
+            let backupDirectory = stack.home + "/backup"
+            let startBackupAfter = 80
+            let total = 240
+            var acknowledged: [String] = []
+            var beforeBackup = -1
+            var afterBackup = -1
+            var backup: Task<CommandResult, any Error>?
+            for i in 0..<total {
+                let options = CallOptions(token: token, idempotencyKey: ID.make(), timeout: .seconds(10))
+                let result = try await client.call(
+                    "records.expense.add", Expense(name: "load \(i)", amountMinor: 100 + i), as: JSONValue.self,
+                    options: options)
+                acknowledged.append(try #require(result["id"]?.stringValue))
+                if i + 1 == startBackupAfter {
+                    beforeBackup = acknowledged.count
+                    backup = Task { try await stack.logbook("backup", backupDirectory, timeout: .seconds(120)) }
+                }
+                if backup != nil, afterBackup < 0, Self.exists(backupDirectory + "/logbook-backup.json") {
+                    afterBackup = acknowledged.count
+                }
+            }
+            let backed = try await #require(backup).value
+            #expect(backed.status == 0, "\(backed.stdout)\(backed.stderr)")
+            if afterBackup < 0 { afterBackup = acknowledged.count }
+
+            #expect(try await stack.logbook("stack", "down").status == 0)
+            let restore = try await stack.logbook("restore", backupDirectory)
+            #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")
+            // The restored file, checked on its own while the stack is down.
+            let restored = try DatabaseQueue(path: "\(stack.home)/data/records.sqlite")
+            let integrity = try await restored.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
+            #expect(integrity == ["ok"])
+            try restored.close()
+
+            #expect(try await stack.logbook("stack", "up").status == 0)
+            let list = try await stack.logbook("expense", "list", "--all", "--json")
+            try #require(list.status == 0, "\(list.stderr)")
+            let items = (list.object["items"] as? [[String: Any]]) ?? []
+            let ids = Set(items.compactMap { $0["id"] as? String })
+            let count = ids.count
+            #expect(count >= beforeBackup && count <= afterBackup, "\(beforeBackup) ≤ \(count) ≤ \(afterBackup)")
+            #expect(ids == Set(acknowledged.prefix(count)), "exactly the first \(count) acknowledged writes")
+            print("backup under load: \(beforeBackup) acknowledged before it started, \(count) restored")
+        }
+    }
+
+    // MARK: Helpers
+
+    static func which(_ tool: String) -> String? {
+        ["/usr/bin/", "/bin/", "/usr/local/bin/"].map { $0 + tool }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+    /// Pids holding a flock on `path` (/proc/locks).
+    static func lockHolders(_ path: String) -> [String] {
+        var info = stat()
+        guard stat(path, &info) == 0, let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5].hasSuffix(":\(info.st_ino)") else { return nil }
+            return String(fields[4])
+        }
+    }
+
+    /// Live processes of `service` whose environment names this stack's home.
+    static func processes(named service: String, home: String) -> [Int32] {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap(Int32.init) ?? []
+        return pids.filter { pid in
+            guard TestStack.isRunning(pid),
+                let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"),
+                exe.hasSuffix("/" + service),
+                let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ")
+            else { return false }
+            return environ.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == "LOGBOOK_HOME=\(home)" }
+        }
+    }
+
+    /// Overwrites the middle of a database (keeping page 1, the header and schema) with
+    /// garbage; a copy of the intact file is kept beside it as `.intact`.
+    static func damage(_ path: String) throws {
+        // Everything into the main file first, so the damage is not hidden behind the WAL.
+        let database = try DatabaseQueue(path: path)
+        try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try database.close()
+        try? FileManager.default.removeItem(atPath: path + ".intact")
+        try FileManager.default.copyItem(atPath: path, toPath: path + ".intact")
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        defer { try? handle.close() }
+        let size = try handle.seekToEnd()
+        #expect(size > 4096 * 4, "\(path) has pages to damage (\(size) bytes)")
+        try handle.seek(toOffset: 4096 * 2)
+        handle.write(Data((0..<Int(size) - 4096 * 3).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }))
+    }
+
+    /// Starts a service executable by hand against the stack's (stopped) data; waits for it.
+    static func start(_ service: String, stack: TestStack) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: stack.binDirectory + "/" + service)
+        process.environment = stack.environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // A service that does start runs until stopped: give it 20 s to refuse.
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return CommandResult(status: process.terminationStatus, stdout: "", stderr: stderr)
+    }
+}
