@@ -5,6 +5,7 @@
 //   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000]
 //   swift run -c release logbook-bench login-spray [--budget 60] [--usernames 200] [--clients 3] [--seconds 30]
 //   swift run -c release logbook-bench photo-fairness [--large 4] [--side 7000] [--workers 2]
+//   swift run -c release logbook-bench backup [--records 100000]
 import ArgumentParser
 
 @main
@@ -14,7 +15,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "Measure Logbook's hot paths on this machine.",
         discussion: "Build with -c release for meaningful figures: swift run -c release logbook-bench ping",
         subcommands: [
-            PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self, LoginSprayBenchmark.self,
-            PhotoFairnessBenchmark.self,
+            PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self, BackupBenchmark.self,
+            LoginSprayBenchmark.self, PhotoFairnessBenchmark.self,
         ])
 }
