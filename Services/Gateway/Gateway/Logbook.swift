@@ -24,7 +24,7 @@ public struct Logbook: AsyncParsableCommand {
             ActivityGroup.self, TimerGroup.self, NetWorth.self,
             StoreGroup.self, WalletCommand.self, QuoteCommand.self, FuelGroup.self, Suggest.self,
             ImportGroup.self, ExportCommand.self,
-            Status.self, Call.self, Stack.self, Keys.self, BackupCommand.self, RestoreCommand.self,
+            Status.self, Call.self, ProbeCommand.self, Stack.self, Keys.self, BackupCommand.self, RestoreCommand.self,
         ])
 
     public init() {}
