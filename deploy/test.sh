@@ -11,6 +11,25 @@ if ! command -v strace >/dev/null; then
     sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
     "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq strace
 fi
+# The deployment tests (Tests/EndToEndTests/{Systemd,Kubernetes,MultiHost}Tests.swift):
+# systemd-analyze (systemd), ip (iproute2), and a Python with PyYAML and a pinned
+# kubernetes-validate (it ships the Kubernetes schemas) in .build/deploy-venv.
+need=()
+command -v systemd-analyze >/dev/null || need+=(systemd)
+command -v ip >/dev/null || need+=(iproute2)
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+if [[ ${#need[@]} -gt 0 ]]; then
+    echo "test: installing ${need[*]}"
+    sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}"
+fi
+venv=.build/deploy-venv
+if ! "$venv/bin/python3" -c 'import yaml, kubernetes_validate' 2>/dev/null; then
+    echo "test: installing kubernetes-validate and PyYAML into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q 'kubernetes-validate==1.37.0' 'PyYAML==6.0.3'
+fi
 # Serially: many suites start real services and give them seconds to answer; run all at
 # once on a two-core machine, they starve each other's services and fail on time, not on
 # behaviour. Concurrency is exercised inside the tests (1,000 concurrent requests, parallel
