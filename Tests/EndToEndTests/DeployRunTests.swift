@@ -1,0 +1,176 @@
+// The deployment files' own commands, run for real on this machine: each systemd unit's
+// ExecStart with its Environment= (paths moved under a scratch folder) starts its service
+// and its ExecStartPost readiness check (`logbook probe … --wait`) passes; each Kubernetes
+// StatefulSet's command with its pod environment (the ConfigMap's logbook.conf, a Secret
+// from make-secret.sh, the container's env) starts its service, with CURVE on TCP, and its
+// readiness probe's command, as rendered, exits 0. What cannot be run here is said where it
+// is documented: the units under systemd as PID 1, the pods in a cluster.
+import Foundation
+import Testing
+
+/// Processes a test started; all are stopped (SIGTERM, then SIGKILL) when it ends.
+final class Started: @unchecked Sendable {
+    private var processes: [Process] = []
+    private let lock = NSLock()
+
+    func start(_ executable: String, _ arguments: [String], environment: [String: String], log: String) throws {
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = FileHandle(forWritingAtPath: log)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        lock.withLock { processes.append(process) }
+    }
+
+    func stopAll() async {
+        let all = lock.withLock { processes }
+        for process in all where process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while all.contains(where: \.isRunning), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        for process in all where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+@Suite("deployment files, run", .serialized)
+struct DeployRunTests {
+    /// `Key=value` lines of a unit's [Service] section (Environment= may repeat).
+    static func unit(_ service: String) throws -> (environment: [String: String], start: String, post: [String]) {
+        let text = try String(contentsOfFile: "\(SystemdTests.unitDirectory)/logbook-\(service).service", encoding: .utf8)
+        var environment: [String: String] = [:]
+        var start = ""
+        var post: [String] = []
+        for line in text.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("Environment=") {
+                let pair = line.dropFirst("Environment=".count)
+                if let equals = pair.firstIndex(of: "=") {
+                    environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+                }
+            } else if line.hasPrefix("ExecStart=") {
+                start = String(line.dropFirst("ExecStart=".count))
+            } else if line.hasPrefix("ExecStartPost=") {
+                post = line.dropFirst("ExecStartPost=".count).split(separator: " ").map(String.init)
+            }
+        }
+        return (environment, start, post)
+    }
+
+    @Test("each systemd unit's ExecStart, with its environment, starts its service, and its ExecStartPost check passes")
+    func systemdCommands() async throws {
+        let bin = try TestStack.findBinaries()
+        let root = "/tmp/lbsd-" + UUID().uuidString.prefix(8).lowercased()
+        // what install.sh and systemd provide: the config file, StateDirectory, RuntimeDirectory
+        let moved = { (text: String) in
+            text.replacingOccurrences(of: "/opt/logbook/bin", with: bin)
+                .replacingOccurrences(of: "/var/lib/logbook", with: root + "/var/lib/logbook")
+                .replacingOccurrences(of: "/run/logbook", with: root + "/run/logbook")
+                .replacingOccurrences(of: "/etc/logbook", with: root + "/etc/logbook")
+        }
+        for folder in ["/var/lib/logbook", "/run/logbook", "/etc/logbook"] {
+            try FileManager.default.createDirectory(
+                atPath: root + folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        try FileManager.default.copyItem(atPath: Tool.repository + "/deploy/logbook.conf", toPath: root + "/etc/logbook/logbook.conf")
+        let started = Started()
+        do {
+            for service in SystemdTests.services {
+                let unit = try Self.unit(service)
+                var environment = unit.environment.mapValues(moved).merging(TestStack.offline) { $1 }
+                environment["PATH"] = "/usr/bin:/bin"
+                try started.start(moved(unit.start), [], environment: environment, log: "\(root)/\(service).log")
+                let post = unit.post.map(moved)
+                let ready = try await Tool.run(post[0], Array(post.dropFirst()), environment: environment, timeout: .seconds(90))
+                #expect(ready.status == 0, "\(service): \(post.joined(separator: " ")): \(ready.stdout)\(ready.stderr)")
+                #expect(FileManager.default.fileExists(atPath: "\(root)/var/lib/logbook/data/\(service).sqlite"), "\(service)")
+            }
+        } catch {
+            await started.stopAll()
+            try? FileManager.default.removeItem(atPath: root)
+            throw error
+        }
+        await started.stopAll()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    @Test("each StatefulSet's command, with its pod's environment, starts its service on TCP with CURVE, and its readiness probe passes")
+    func kubernetesCommands() async throws {
+        let python = try await KubernetesTests.python()
+        let rendered = try await Tool.run(python, [KubernetesTests.directory + "/render.py", "--json", KubernetesTests.overlay])
+        try #require(rendered.status == 0, "\(rendered.stderr)")
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(rendered.stdout.utf8)) as? [[String: Any]])
+        let config = try #require(
+            objects.first { $0["kind"] as? String == "ConfigMap" }.flatMap { ($0["data"] as? [String: Any])?["logbook.conf"] as? String })
+        let bin = try TestStack.findBinaries()
+        let root = "/tmp/lbpod-" + UUID().uuidString.prefix(8).lowercased()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let moved = { (text: String) in
+            text.replacingOccurrences(of: "/var/lib/logbook", with: root + "/var/lib/logbook")
+                .replacingOccurrences(of: "/run/logbook", with: root + "/run/logbook")
+                .replacingOccurrences(of: "/etc/logbook", with: root + "/etc/logbook")
+        }
+        try FileManager.default.createDirectory(atPath: root + "/etc/logbook", withIntermediateDirectories: true)
+        try moved(config).write(toFile: root + "/etc/logbook/logbook.conf", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LOGBOOK"] = bin + "/logbook"
+        let made = try await Tool.run("/bin/bash", [KubernetesTests.directory + "/make-secret.sh"], environment: environment)
+        try #require(made.status == 0, "make-secret.sh: \(made.stderr)")
+        let secretFile = try KubernetesTests.write(made.stdout)
+        defer { unlink(secretFile) }
+        let keys = try await Tool.run(
+            python, ["-c", "import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1]))['stringData'], sys.stdout)", secretFile])
+        let secret = try #require(try JSONSerialization.jsonObject(with: Data(keys.stdout.utf8)) as? [String: String])
+
+        for service in SystemdTests.services {
+            let set = try #require(objects.first {
+                $0["kind"] as? String == "StatefulSet" && ($0["metadata"] as? [String: Any])?["name"] as? String == service
+            })
+            let pod = try #require(((set["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+            let container = try #require((pod["containers"] as? [[String: Any]])?.first)
+            // the image's ENV (Containerfile), the Secret (envFrom), the container's env
+            var env: [String: String] = [
+                "PATH": "/usr/bin:/bin", "HOME": root, "LOGBOOK_CONFIG": root + "/etc/logbook/logbook.conf",
+                "LOGBOOK_HOME": root + "/var/lib/logbook",
+            ].merging(secret) { $1 }.merging(TestStack.offline) { $1 }
+            for entry in container["env"] as? [[String: Any]] ?? [] {
+                if let name = entry["name"] as? String, let value = entry["value"] as? String { env[name] = moved(value) }
+            }
+            for mount in container["volumeMounts"] as? [[String: Any]] ?? [] {
+                if let path = mount["mountPath"] as? String {
+                    try FileManager.default.createDirectory(atPath: moved(path), withIntermediateDirectories: true)
+                }
+            }
+            let command = try #require(container["command"] as? [String])
+            let probe = try #require(((container["readinessProbe"] as? [String: Any])?["exec"] as? [String: Any])?["command"] as? [String])
+            let started = Started()
+            do {
+                try started.start(bin + "/" + command[0], Array(command.dropFirst()), environment: env, log: "\(root)/\(service).log")
+                // as the kubelet does: the probe's command, every 2 s, until it passes (here at most 20 s)
+                let executable = try #require(Tool.find(probe[0]))
+                let arguments = Array(probe.dropFirst()).map { $0 == "logbook" ? bin + "/logbook" : $0 }
+                var result = CommandResult(status: -1, stdout: "", stderr: "")
+                let deadline = ContinuousClock.now + .seconds(20)
+                while ContinuousClock.now < deadline {
+                    result = try await Tool.run(executable, arguments, environment: env, timeout: .seconds(10))
+                    if result.status == 0 { break }
+                    try await Task.sleep(for: .seconds(1))
+                }
+                let log = (try? String(contentsOfFile: "\(root)/\(service).log", encoding: .utf8)) ?? ""
+                #expect(result.status == 0, "\(service): \(probe.joined(separator: " ")): \(result.stderr)\n\(log)")
+                #expect(log.contains("service.curve=on") && log.contains("tcp://0.0.0.0:7100"), "\(service): \(log)")
+                #expect(FileManager.default.fileExists(atPath: "\(root)/var/lib/logbook/\(service)/\(service).sqlite"), "\(service)")
+            } catch {
+                await started.stopAll()
+                throw error
+            }
+            await started.stopAll()
+        }
+    }
+}
