@@ -173,4 +173,57 @@ struct DeployRunTests {
             await started.stopAll()
         }
     }
+
+    /// The device a path is on.
+    static func device(_ path: String) -> UInt64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_dev) : nil
+    }
+
+    @Test("logbook backup works with the backup CronJob's layout: each database in a folder of its own, the backup on another filesystem")
+    func backupWithPodLayout() async throws {
+        // The CronJob sees each service's volume at /var/lib/logbook/<service> and writes to
+        // a volume of its own: here the databases live in folders of their own (as the
+        // ConfigMap's LOGBOOK_<SERVICE>_DATABASE names them) and the backup goes to /dev/shm,
+        // a different filesystem, so the copies cannot simply be renamed into place.
+        let volumes = "/tmp/lbvol-" + UUID().uuidString.prefix(8).lowercased()
+        let target = "/dev/shm/lbbackup-" + UUID().uuidString.prefix(8).lowercased()
+        defer {
+            try? FileManager.default.removeItem(atPath: volumes)
+            try? FileManager.default.removeItem(atPath: target)
+        }
+        try FileManager.default.createDirectory(atPath: volumes, withIntermediateDirectories: true)
+        let volumeDevice = try #require(Self.device(volumes))
+        let targetDevice = try #require(Self.device("/dev/shm"), "no /dev/shm to back up onto")
+        #expect(volumeDevice != targetDevice, "/dev/shm is on the same filesystem as /tmp")
+        var environment: [String: String] = [:]
+        for service in SystemdTests.services {
+            let name = MultiHostTests.setting(service)
+            try FileManager.default.createDirectory(atPath: "\(volumes)/\(service)", withIntermediateDirectories: true)
+            environment["LOGBOOK_\(name)_DATABASE"] = "\(volumes)/\(service)/\(service).sqlite"
+        }
+        environment["LOGBOOK_RECORDS_PHOTO_DIR"] = "\(volumes)/records/records-photos"
+        try await withStack(environment: environment) { stack in
+            try await stack.upAndRegister("alice")
+            for index in 0..<5 {
+                let add = try await stack.logbook("expense", "add", "e\(index)", "2.50")
+                try #require(add.status == 0, "\(add.stderr)")
+            }
+            let backup = try await stack.logbook("backup", target, "--json")
+            try #require(backup.status == 0, "logbook backup: \(backup.stdout)\(backup.stderr)")
+            let services = (backup.object["services"] as? [[String: Any]]) ?? []
+            #expect(Set(services.compactMap { $0["service"] as? String }) == Set(SystemdTests.services))
+            for service in services {
+                let name = service["service"] as? String ?? "?"
+                let database = service["database"] as? String ?? "?"
+                #expect(FileManager.default.fileExists(atPath: "\(target)/\(database)"), "\(name): \(database) not in \(target)")
+            }
+            #expect(FileManager.default.fileExists(atPath: target + "/logbook-backup.json"))
+            // nothing left behind on the services' volumes
+            for service in SystemdTests.services {
+                let left = (try? FileManager.default.contentsOfDirectory(atPath: "\(volumes)/\(service)")) ?? []
+                #expect(!left.contains { $0.hasPrefix("backup-") }, "\(service) volume still holds \(left)")
+            }
+        }
+    }
 }
