@@ -230,6 +230,12 @@ struct MultiHostTests {
                     try await Task.sleep(for: .seconds(4))
                     try await hosts.ip("-n", hosts.switchNamespace, "link", "set", b.port, "up")
                 }
+                // while B is cut off, `logbook status` on A says records is unreachable (exit 7)
+                let cut = try await hosts.logbook(a, ["status", "--json", "--timeout", "1"], environment: environment(a))
+                #expect(cut.status == 7, "status during the cut: \(cut.stdout)\(cut.stderr)")
+                let rows = (cut.json as? [[String: Any]]) ?? (cut.object["services"] as? [[String: Any]]) ?? []
+                let records = rows.first { $0["service"] as? String == "records" }
+                #expect(records?["state"] as? String == "unreachable", "\(cut.stdout)")
             }
             let name = "w\(index)"
             let write = try await hosts.logbook(
