@@ -4,11 +4,11 @@
 //
 // How the units are verified: `systemd-analyze verify --root=ROOT` checks each unit as
 // installed under ROOT, including that every ExecStart=/ExecStartPost= binary exists and is
-// executable there. ROOT is a scratch directory holding what deploy/systemd/install.sh
-// would install: the unit files, unchanged, in etc/systemd/system, and this build's
-// `logbook` and service executables at opt/logbook/bin (hard links, else copies); plus a
-// copy of the host's own units (usr/lib/systemd/system) so the default dependencies
-// (sysinit.target, …) resolve. Any warning about one of our units fails the test too.
+// executable there. ROOT is a scratch directory into which deploy/systemd/install.sh
+// --root installs this build (the unit files unchanged, the binaries at /opt/logbook/bin,
+// the user, the config file, the enable links); it first gets a copy of the host's own
+// units (usr/lib/systemd/system) so the default dependencies (sysinit.target, …) resolve.
+// Any warning about one of our units fails the test too.
 import Foundation
 import Testing
 
@@ -27,23 +27,30 @@ struct SystemdTests {
         #expect(Set(units) == Set(Self.services.map { "logbook-\($0).service" } + ["logbook.target"]))
 
         let bin = try TestStack.findBinaries()
-        let root = bin + "/systemd-root-" + UUID().uuidString.prefix(8)
+        let root = "/tmp/lbsdroot-" + UUID().uuidString.prefix(8).lowercased()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let fm = FileManager.default
-        try fm.createDirectory(atPath: root + "/etc/systemd/system", withIntermediateDirectories: true)
-        try fm.createDirectory(atPath: root + "/opt/logbook/bin", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: root + "/etc", withIntermediateDirectories: true)
         try fm.createDirectory(atPath: root + "/usr/lib/systemd", withIntermediateDirectories: true)
-        for executable in ["logbook"] + Self.services {
-            let source = bin + "/" + executable
-            let target = root + "/opt/logbook/bin/" + executable
-            if link(source, target) != 0 { try fm.copyItem(atPath: source, toPath: target) }
-        }
-        for unit in units {
-            try fm.copyItem(atPath: Self.unitDirectory + "/" + unit, toPath: root + "/etc/systemd/system/" + unit)
-        }
         if fm.fileExists(atPath: "/usr/lib/systemd/system") {
             try fm.copyItem(atPath: "/usr/lib/systemd/system", toPath: root + "/usr/lib/systemd/system")
         }
+        // the real installer, into the scratch root
+        let install = try await Tool.run("/bin/bash", [Self.unitDirectory + "/install.sh", "--bin", bin, "--root", root])
+        try #require(install.status == 0, "install.sh --root: \(install.stdout)\(install.stderr)")
+        for service in Self.services {
+            #expect(fm.isExecutableFile(atPath: root + "/opt/logbook/bin/" + service), "\(service) not installed")
+            // enable links name the unit as the installed system sees it (inside the root)
+            let link = try? fm.destinationOfSymbolicLink(atPath: root + "/etc/systemd/system/logbook.target.wants/logbook-\(service).service")
+            #expect(link == "/etc/systemd/system/logbook-\(service).service", "\(service) not enabled")
+        }
+        #expect(
+            (try? fm.destinationOfSymbolicLink(atPath: root + "/etc/systemd/system/multi-user.target.wants/logbook.target"))
+                == "/etc/systemd/system/logbook.target")
+        let passwd = (try? String(contentsOfFile: root + "/etc/passwd", encoding: .utf8)) ?? ""
+        #expect(passwd.contains("logbook:x:"), "no logbook user: \(passwd)")
+        let mode = (try fm.attributesOfItem(atPath: root + "/etc/logbook/logbook.conf")[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o640, "logbook.conf mode \(String(mode ?? 0, radix: 8))")
 
         let result = try await Tool.run(
             analyze, ["verify", "--root=" + root] + units.map { root + "/etc/systemd/system/" + $0 })
