@@ -208,6 +208,8 @@ public final class Edge: Sendable {
                 }
                 return buffer
             }
+        } catch is NIOTooManyBytesError {
+            throw Self.tooLarge(limit)
         } catch let error as Hummingbird.HTTPError where error.status == .contentTooLarge {
             throw Self.tooLarge(limit)
         }
@@ -329,6 +331,9 @@ struct EdgeMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch let problem as Problem {
             response = Edge.problem(problem)
+        } catch let error as any HTTPResponseError where !(error is Hummingbird.HTTPError) {
+            let status = Int(error.status.code)
+            response = Edge.problem(.edge(status, "http_\(status)", error.status.reasonPhrase, error.status.reasonPhrase))
         } catch let error as Hummingbird.HTTPError {
             let status = Int(error.status.code)
             let detail = status == 404 ? "no route \(request.method.rawValue) \(request.uri.path)" : error.body ?? error.status.reasonPhrase

@@ -64,7 +64,7 @@ public struct Problem: Error, Sendable {
         if let details, let extra = try? JSONSerialization.jsonObject(with: WireCoding.encode(details), options: [.fragmentsAllowed]) {
             object["details"] = extra
         }
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
     }
 
     /// Retry-After in whole seconds, rounded up (at least 1).
