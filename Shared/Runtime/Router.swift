@@ -12,11 +12,14 @@ public struct Principal: Codable, Sendable, Equatable {
     public var userId: String
     public var username: String
     public var sessionId: String
+    /// The user's IANA time zone (auth's `users.timeZone`); nil from an older auth.
+    public var timeZone: String?
 
-    public init(userId: String, username: String, sessionId: String) {
+    public init(userId: String, username: String, sessionId: String, timeZone: String? = nil) {
         self.userId = userId
         self.username = username
         self.sessionId = sessionId
+        self.timeZone = timeZone
     }
 }
 

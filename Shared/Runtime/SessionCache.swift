@@ -64,6 +64,10 @@ public final class SessionCache: SessionResolver, EventSink, Sendable {
             case AuthEvents.userDeleted:
                 let deleted = try event.decode(AuthEvents.UserDeleted.self)
                 entries.withLock { $0 = $0.filter { $0.value.principal.userId != deleted.userId } }
+            case AuthEvents.userSettingsChanged:
+                // the cached principal carries the old time zone: ask auth again next time
+                let changed = try event.decode(AuthEvents.UserSettingsChanged.self)
+                entries.withLock { $0 = $0.filter { $0.value.principal.userId != changed.userId } }
             default:
                 break
             }
@@ -76,6 +80,7 @@ public enum AuthEvents {
     public static let sessionRevoked = "session.revoked"
     public static let userDeleted = "user.deleted"
     public static let userRegistered = "user.registered"
+    public static let userSettingsChanged = "user.settings.changed"
 
     public struct SessionRevoked: Codable, Sendable {
         public var userId: String
@@ -98,9 +103,22 @@ public enum AuthEvents {
     public struct UserRegistered: Codable, Sendable {
         public var userId: String
         public var username: String
-        public init(userId: String, username: String) {
+        /// IANA name; absent in events written before accounts had a time zone (read as UTC).
+        public var timeZone: String?
+        public init(userId: String, username: String, timeZone: String? = nil) {
             self.userId = userId
             self.username = username
+            self.timeZone = timeZone
+        }
+    }
+
+    /// A user's settings changed (today: the time zone every day boundary is counted in).
+    public struct UserSettingsChanged: Codable, Sendable {
+        public var userId: String
+        public var timeZone: String
+        public init(userId: String, timeZone: String) {
+            self.userId = userId
+            self.timeZone = timeZone
         }
     }
 }

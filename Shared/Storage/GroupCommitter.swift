@@ -32,6 +32,7 @@ public final class GroupCommitter: Sendable {
     private let maxBatch: Int
     private let afterCommit: @Sendable (_ batchSize: Int) -> Void
     private let stats = Mutex(Stats())
+    private let lastRelief = Mutex<ContinuousClock.Instant?>(nil)
 
     public struct Stats: Sendable {
         public var transactions = 0
@@ -115,6 +116,7 @@ public final class GroupCommitter: Sendable {
                 }
             }
         } catch {
+            if let error = error as? DatabaseError, error.resultCode == .SQLITE_FULL { relieveFullDisk() }
             for job in batch { job.finish(.failure(error)) }
             return
         }
@@ -125,6 +127,20 @@ public final class GroupCommitter: Sendable {
         }
         for job in batch { job.finish(job.outcome) }
         afterCommit(batch.count)
+    }
+}
+
+extension GroupCommitter {
+    /// After SQLITE_FULL, at most every 5 s: fold the WAL back and truncate it, so a disk
+    /// that has a little room again is not kept full by the log (runs on the commit queue).
+    fileprivate func relieveFullDisk() {
+        let now = ContinuousClock.now
+        let due = lastRelief.withLock { last in
+            if let previous = last, now - previous < .seconds(5) { return false }
+            last = now
+            return true
+        }
+        if due { ServiceDatabase.relieve(writer) }
     }
 }
 

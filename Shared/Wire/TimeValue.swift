@@ -11,6 +11,13 @@ public enum TimeValue {
     /// Whole cents earned by `ms` of tracked time.
     public static func cents(_ ms: Int64) -> Int64 { ms / msPerCent }
 
+    /// What one saved entry of `ms` adds to cash when the user's total tracked time is
+    /// `totalAfterMs` with it: the floor of the new total less the floor of the old one, as
+    /// the store's ledger credits it (so 18 s after 18 s earn a cent, 18 s alone nothing).
+    public static func earned(_ ms: Int64, totalAfterMs: Int64) -> Int64 {
+        cents(totalAfterMs) - cents(totalAfterMs - ms)
+    }
+
     /// `$1,234.56`
     public static func dollars(_ cents: Int64) -> String {
         let sign = cents < 0 ? "-" : ""

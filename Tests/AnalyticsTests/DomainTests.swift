@@ -53,6 +53,24 @@ extension JSONValue {
         try await h.call("analytics.expense.summary", body)
     }
 
+    @Test func categoriesAreGroupedWhateverTheirCase() async throws {
+        let h = try Harness()
+        try await h.feed("expense.created", expense("e1", 1200, on: day(0), category: "Food"))
+        try await h.feed("expense.created", expense("e2", 800, on: day(1), category: "food"))
+        try await h.feed("expense.created", expense("e3", 500, on: day(2), category: "food"))
+        try await h.feed("expense.created", expense("e4", 300, on: day(3), category: "Transport"))
+        let usd = try #require(try await h.call("analytics.expense.summary", ["by": "category"]).currency("USD"))
+        // one group, in the spelling most of its expenses use
+        #expect(usd.groups() == ["food": 2500, "Transport": 300])
+        #expect(usd["groups"]?.arrayValue?.first?["category"] == "food")
+        #expect(usd["groups"]?.arrayValue?.first?["count"] == 3)
+        // a tie goes to the spelling seen first (the earliest day)
+        try await h.feed("expense.created", expense("e5", 100, on: day(4), category: "FOOD"))
+        try await h.feed("expense.created", expense("e6", 100, on: day(5), category: "Food"))
+        let tied = try #require(try await h.call("analytics.expense.summary", ["by": "category"]).currency("USD"))
+        #expect(tied.groups() == ["Food": 2700, "Transport": 300])
+    }
+
     @Test func totalsPerPeriodAndCategory() async throws {
         let h = try await stocked()
         var usd = try #require(try await summary(h, ["by": "day"]).currency("USD"))

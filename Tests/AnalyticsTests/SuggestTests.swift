@@ -22,7 +22,8 @@ func fish(
 func ready(
     _ catchId: String, temperature: String, pressure: String, trend: String = "steady", beaufort: Int = 2,
     direction: String = "SW", sky: String = "cloudy", timeOfDay: String = "dawn", moon: String = "full moon",
-    tide: String? = nil, latitude: Double = 59.33, longitude: Double = 18.06, hour: Date = day(1, hour: 6)
+    tide: String? = nil, latitude: Double = 59.33, longitude: Double = 18.06, hour: Date = day(1, hour: 6),
+    water: String? = nil
 ) -> JSONValue {
     var conditions: [String: JSONValue] = [
         "source": "archive", "hour": time(hour), "latitude": .number(latitude), "longitude": .number(longitude),
@@ -36,6 +37,7 @@ func ready(
         conditions["tidePhase"] = .string(tide)
         conditions["tideHeightBand"] = "mid"
     }
+    if let water { conditions["water"] = .string(water) }
     return ["catchId": .string(catchId), "summary": "12°C, overcast", "conditions": .object(conditions)]
 }
 
@@ -56,6 +58,27 @@ extension JSONValue {
 }
 
 @Suite struct SuggestTests {
+    @Test func aChangeOfWaterWaitsForTheNewWatersAnswer() async throws {
+        let h = try Harness()
+        try await h.feed("catch.created", fish("c1", species: "Bass", bait: "squid", water: "fresh"))
+        try await h.weather(
+            "conditions.ready", ready("c1", temperature: "10 to 15 °C", pressure: "1010 to 1020 hPa", water: "fresh"))
+        #expect(try await h.suggest(["water": "fresh"])["ready"] == 1)
+        // fresh → salt: the freshwater answer has no tide; the catch is pending in salt water
+        try await h.feed("catch.updated", fish("c1", species: "Bass", bait: "squid", water: "salt"))
+        var salt = try await h.suggest(["water": "salt"])
+        #expect(salt["pending"] == 1)
+        #expect(salt["ready"] == 0)
+        #expect(try await h.suggest(["water": "fresh"])["catches"] == 0)
+        // the salt-water answer brings the tide
+        try await h.weather(
+            "conditions.ready",
+            ready("c1", temperature: "10 to 15 °C", pressure: "1010 to 1020 hPa", tide: "rising", water: "salt"))
+        salt = try await h.suggest(["water": "salt"])
+        #expect(salt["ready"] == 1)
+        #expect(salt.condition("tidePhase")?["best"]?["bucket"] == "rising")
+    }
+
     /// Four catches with conditions, one pending, one unavailable.
     func stocked() async throws -> Harness {
         let h = try Harness()

@@ -3,6 +3,7 @@
 //   swift run -c release logbook-bench writes [--in-flight 1,64] [--count N]
 //   swift run -c release logbook-bench thumbnail [--count N] [--width W --height H] [--format jpeg]
 //   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000]
+//   swift run -c release logbook-bench backup [--records 100000]
 import ArgumentParser
 
 @main
@@ -11,5 +12,7 @@ struct Bench: AsyncParsableCommand {
         commandName: "logbook-bench",
         abstract: "Measure Logbook's hot paths on this machine.",
         discussion: "Build with -c release for meaningful figures: swift run -c release logbook-bench ping",
-        subcommands: [PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self])
+        subcommands: [
+            PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self, BackupBenchmark.self,
+        ])
 }

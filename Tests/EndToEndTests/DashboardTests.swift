@@ -149,6 +149,10 @@ struct DashboardTests {
                 #expect(stale?["savedAt"] as? String != nil, "the last copy, marked stale: \(sections[name] ?? [:])")
             }
             #expect((sections["timers"]?["text"] as? String)?.contains("last seen") == true)
+            // the fuel section uses records and analytics: only the silent one is blamed
+            let fuel = sections["fuel"]?["text"] as? String ?? ""
+            #expect(fuel.contains("unavailable (records did not answer in time)"), "\(fuel)")
+            #expect(!fuel.contains("analytics did not answer"), "\(fuel)")
             for name in ["account", "wallet", "quote"] {
                 #expect(sections[name]?["status"] as? String == "ok", "\(name): \(sections[name] ?? [:])")
             }

@@ -40,6 +40,11 @@ struct PhotoTests {
             #expect(FileManager.default.contents(atPath: back) == jpeg, "the original, byte for byte")
             let small = stack.home + "/small.jpg"
             #expect(try await stack.logbook("catch", "photo", id, "--thumbnail", "-o", small).status == 0)
+            // an existing file is kept unless --force
+            let again = try await stack.logbook("catch", "photo", id, "-o", small)
+            #expect(again.status != 0 && again.stderr.contains("already exists; pass --force"), "\(again.stderr)")
+            #expect(FileManager.default.contents(atPath: small) != jpeg, "the thumbnail was not overwritten")
+            #expect(try await stack.logbook("catch", "photo", id, "-o", back, "--force").status == 0)
             let header = try Imaging.header(of: try #require(FileManager.default.contents(atPath: small)))
             #expect(header.width == w && header.height == h && header.format == .jpeg)
 

@@ -232,4 +232,23 @@ struct TimeTests {
         #expect(TimeText.local("2026-05-01T18:45:07.250Z", timeZone: utc, seconds: true) == "2026-05-01 18:45:07")
         #expect(TimeText.local(nil) == "-")
     }
+
+    @Test func negativeNumbersReachTheCommand() throws {
+        #expect(NegativeNumbers.arrange(["fillup", "add", "--volume", "-3", "--odometer", "5"])
+            == ["fillup", "add", "--volume=-3", "--odometer", "5"])
+        #expect(NegativeNumbers.arrange(["expense", "add", "Lunch", "-5", "--category", "food"])
+            == ["expense", "add", "Lunch", "--category", "food", "--", "-5"])
+        #expect(NegativeNumbers.arrange(["catch", "add", "--lon", "-121.9"]) == ["catch", "add", "--lon=-121.9"])
+        // nothing to do, or already arranged by the user
+        #expect(NegativeNumbers.arrange(["expense", "list", "-h"]) == ["expense", "list", "-h"])
+        #expect(NegativeNumbers.arrange(["expense", "add", "--", "-5"]) == ["expense", "add", "--", "-5"])
+        let parsed = try Logbook.parseAsRoot(NegativeNumbers.arrange(["expense", "add", "Lunch", "-5"]))
+        #expect(parsed is ExpenseAdd)
+        #expect(throws: ServiceError.self) { try Money.parse("-5") }
+        do {
+            _ = try Money.parse("-5")
+        } catch let error as ServiceError {
+            #expect(error.message == "amount: must be greater than 0 (got -5)")
+        }
+    }
 }

@@ -243,4 +243,65 @@ struct AnalyticsTextTests {
         #expect(text.hasSuffix("best baits: worm 5 (83.3%), spinner 1 (16.7%)"))
         #expect(SuggestText.csv(suggestions).hasPrefix("condition,label,bucket,count,catches,share\r\ntemperatureBand,temperature,10 to 15 °C,3,4,0.75\r\n"))
     }
+
+    @Test("suggestions: a three-way tie is shown as a tie, not one winner")
+    func suggestTie() {
+        let bucket = { (name: String) -> JSONValue in
+            ["bucket": .string(name), "count": 2, "share": 0.333, "baits": [["bait": "worm", "count": 1, "share": 0.5]]]
+        }
+        let suggestions: JSONValue = [
+            "catches": 6, "ready": 6, "pending": 0, "unavailable": 0, "confidence": "medium", "basis": "based on 6 catches",
+            "conditions": [
+                [
+                    "condition": "timeOfDay", "label": "time of day", "catches": 6, "best": bucket("dawn"),
+                    "buckets": [bucket("dawn"), bucket("dusk"), bucket("night")], "confidence": "medium", "basis": "…",
+                ]
+            ],
+        ]
+        let text = SuggestText.summary(suggestions)
+        #expect(text.contains("dawn = dusk = night (3-way tie)"), "\(text)")
+        #expect(text.contains("2 of 6 each"), "\(text)")
+    }
+
+    @Test("errors for people use the CLI's words, not wire field names")
+    func userWords() {
+        let duration = UserWords.rewrite(
+            ServiceError.invalid("durationMs", "must be more than 0 and at most 24 hours (86400000) (got 90000000)"))
+        #expect(duration.message == "duration: must be more than 0 and at most 24 hours (got 25:00:00)")
+        let caught = UserWords.rewrite(ServiceError.invalid("caughtAt", "must not be in the future (got 2099-01-01T00:00:00Z)"))
+        #expect(caught.message == "at: must not be in the future (got 2099-01-01T00:00:00Z)")
+        let amount = UserWords.rewrite(ServiceError.invalid("amountMinor", "is too large"))
+        #expect(amount.message == "amount: is too large")
+        #expect(amount.field == "amountMinor", "the field stays the wire's, for --json")
+    }
+
+    @Test("--to before --from is refused in the words typed")
+    func rangeBackwards() {
+        #expect(throws: ServiceError.self) { try Analytics.range(from: "2026-11-02", to: "2026-11-01") }
+        do {
+            _ = try Analytics.range(from: "2026-11-02", to: "2026-11-01")
+        } catch let error as ServiceError {
+            #expect(error.message == "to: must not be before --from (got --from 2026-11-02 --to 2026-11-01)")
+        } catch {}
+        #expect((try? Analytics.range(from: "2026-11-01", to: "2026-11-01"))?["to"] == "2026-11-02")
+    }
+
+    @Test("one rounding rule: what a saved entry earns is what the ledger credits")
+    func earned() {
+        // 18 s earn nothing alone, a cent once another 18 s were saved before them
+        #expect(TimeValue.earned(18_000, totalAfterMs: 18_000) == 0)
+        #expect(TimeValue.earned(18_000, totalAfterMs: 36_000) == 1)
+        // 0:03:18 (5 cents on its own) after 0:00:18 already saved: the ledger credits 6
+        #expect(TimeValue.cents(198_000) == 5)
+        #expect(TimeValue.earned(198_000, totalAfterMs: 198_000 + 18_000) == 6)
+    }
+
+    @Test("catch show: a reading that rounds to zero has no sign; fill-ups say why there is no economy")
+    func signsAndReasons() {
+        #expect(Catches.fixed(-0.04, digits: 1) == "0.0")
+        #expect(Catches.fixed(-0.06, digits: 1) == "-0.1")
+        #expect(Catches.fixed(-0.4, digits: 0) == "0")
+        #expect(Fillups.shortReason("odometer_backwards") == "- (odometer backwards)")
+        #expect(Fillups.shortReason("closed") == nil)
+    }
 }

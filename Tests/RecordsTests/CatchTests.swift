@@ -120,4 +120,32 @@ struct CatchTests {
         #expect(wrongSort.field == "cursor")
         #expect(try await records.fails("records.catch.list", #"{"sort":"size"}"#).field == "sort")
     }
+
+    @Test func personalBestsPerSpecies() async throws {
+        let records = try Harness()
+        func add(_ species: String, _ weight: String, _ unit: String, water: String = "fresh", as user: String = "alice")
+            async throws -> String
+        {
+            try await records.ok(
+                "records.catch.add",
+                #"{"species":"\#(species)","weight":\#(weight),"weightUnit":"\#(unit)","bait":"spoon","water":"\#(water)","latitude":59.3,"longitude":18.1}"#,
+                as: user)["id"]!.string
+        }
+        _ = try await add("Pike", "2.5", "kg")
+        // 6 lb = 2.72 kg: heavier than 2.5 kg, whatever the unit
+        let pikeBest = try await add("pike", "6", "lb")
+        _ = try await add("Perch", "0.4", "kg")
+        let bass = try await add("Bass", "4.1", "lb", water: "salt")
+        _ = try await add("Pike", "9", "kg", as: "bob")
+        let result = try await records.ok("records.catch.bests", "{}")
+        let bests = try #require(result["bests"]?.arrayValue)
+        #expect(bests.map { $0["species"]?.stringValue } == ["Bass", "Perch", "pike"])
+        #expect(bests.map { $0["catches"] } == [1, 1, 2])
+        #expect(bests[2]["best"]?["id"]?.stringValue == pikeBest)
+        #expect(bests[2]["best"]?["weight"] == 6)
+        let salt = try await records.ok("records.catch.bests", #"{"water":"salt"}"#)["bests"]?.arrayValue
+        #expect(salt?.map { $0["best"]?["id"]?.stringValue } == [bass])
+        #expect(try await records.ok("records.catch.bests", "{}", as: "carol")["bests"] == [])
+        #expect(try await records.fails("records.catch.bests", #"{"water":"lake"}"#).field == "water")
+    }
 }

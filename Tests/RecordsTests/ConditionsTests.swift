@@ -10,16 +10,45 @@ import Wire
 
 @Suite("Catch conditions")
 struct ConditionsTests {
-    func ready(_ catchId: String, user: String, latitude: Double = 59.3, longitude: Double = 18.1, hour: Date) -> Event {
-        Event(
+    func ready(
+        _ catchId: String, user: String, latitude: Double = 59.3, longitude: Double = 18.1, hour: Date,
+        water: String? = nil
+    ) -> Event {
+        var conditions: [String: JSONValue] = [
+            "latitude": .number(latitude), "longitude": .number(longitude),
+            "hour": .string(WireTime.format(hour)), "moonPhase": "full moon",
+        ]
+        if let water { conditions["water"] = .string(water) }
+        return Event(
             seq: 1, type: "conditions.ready", userId: user, at: Date(),
             data: [
                 "catchId": .string(catchId), "summary": "14°C, overcast, wind 3 Bft SW",
-                "conditions": [
-                    "latitude": .number(latitude), "longitude": .number(longitude),
-                    "hour": .string(WireTime.format(hour)), "moonPhase": "full moon",
-                ],
+                "conditions": .object(conditions),
             ])
+    }
+
+    @Test func changingTheWaterRefetchesAndIgnoresTheOldWatersAnswer() async throws {
+        let records = try Harness()
+        let added = try await records.ok("records.catch.add", catchBody)
+        let id = added["id"]!.string
+        let caughtAt = try #require(WireTime.parse(added["caughtAt"]!.string))
+        try await apply(records, ready(id, user: "alice", hour: caughtAt, water: "fresh"))
+        #expect(try await records.ok("records.catch.get", #"{"id":"\#(id)"}"#)["conditions"]?["status"] == "ready")
+        // fresh → salt: the tide must be fetched, so the conditions wait again
+        let salted = try await records.ok("records.catch.update", #"{"id":"\#(id)","water":"salt"}"#)
+        #expect(salted["conditions"]?["status"] == "pending")
+        let updated = try #require(try await records.events().last { $0.type == "catch.updated" })
+        #expect(updated.data["waterChanged"] == true)
+        #expect(updated.data["placeOrTimeChanged"] == false)
+        // an answer still made for fresh water (fetched before the change) is not taken
+        try await apply(records, ready(id, user: "alice", hour: caughtAt, water: "fresh"))
+        #expect(try await records.ok("records.catch.get", #"{"id":"\#(id)"}"#)["conditions"]?["status"] == "pending")
+        try await apply(records, ready(id, user: "alice", hour: caughtAt, water: "salt"))
+        #expect(try await records.ok("records.catch.get", #"{"id":"\#(id)"}"#)["conditions"]?["status"] == "ready")
+        // an edit that keeps the water keeps the conditions
+        let renamed = try await records.ok("records.catch.update", #"{"id":"\#(id)","bait":"worm"}"#)
+        #expect(renamed["conditions"]?["status"] == "ready")
+        #expect(try await records.events().last { $0.type == "catch.updated" }?.data["waterChanged"] == false)
     }
 
     func apply(_ records: Harness, _ event: Event) async throws {

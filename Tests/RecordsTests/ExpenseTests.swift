@@ -89,4 +89,29 @@ struct ExpenseTests {
         } while cursor != nil
         #expect(seen == ["c", "a", "d", "b"])
     }
+
+    @Test func sortByAmountOrdersWithinEachCurrency() async throws {
+        let records = try Harness()
+        // 1,000 yen is not more than $12.50: amounts are compared only within a currency
+        for (name, amount, currency) in [
+            ("yen-big", 1000, "JPY"), ("usd-small", 1250, "USD"), ("eur", 700, "EUR"), ("usd-big", 5000, "USD"),
+            ("yen-small", 300, "JPY"),
+        ] {
+            try await records.ok(
+                "records.expense.add", #"{"name":"\#(name)","amountMinor":\#(amount),"currency":"\#(currency)"}"#)
+        }
+        let expected = ["eur", "yen-big", "yen-small", "usd-big", "usd-small"]
+        let all = try await records.ok("records.expense.list", #"{"sort":"amount"}"#).items.map { $0["name"]!.string }
+        #expect(all == expected)
+        // pages of two never skip or repeat a row across currencies
+        var seen: [String] = []
+        var cursor: String?
+        repeat {
+            let cursorField = cursor.map { #","cursor":"\#($0)""# } ?? ""
+            let page = try await records.ok("records.expense.list", #"{"sort":"amount","limit":2\#(cursorField)}"#)
+            seen += page.items.map { $0["name"]!.string }
+            cursor = page["nextCursor"]?.stringValue
+        } while cursor != nil
+        #expect(seen == expected)
+    }
 }

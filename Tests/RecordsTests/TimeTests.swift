@@ -189,4 +189,29 @@ struct ManualTimeTests {
         #expect(foreign.code == .notFound)
         #expect(try await records.ok("records.networth")["totalMs"] == 5_400_000, "nothing else was written")
     }
+
+    @Test func anOverlappingEntryIsRefused() async throws {
+        let records = try Harness()
+        let piano = try await records.activity()
+        // 10:00–11:00 on a past day
+        try await records.ok(
+            "records.time.add", #"{"activityId":"\#(piano)","durationMs":3600000,"startedAt":"2026-05-01T10:00:00Z"}"#)
+        // 10:30–11:30 overlaps it
+        let overlap = try await records.fails(
+            "records.time.add", #"{"activityId":"\#(piano)","durationMs":3600000,"startedAt":"2026-05-01T10:30:00Z"}"#)
+        #expect(overlap.code == .failedPrecondition)
+        #expect(overlap.field == "startedAt")
+        #expect(overlap.message.contains("overlaps an entry already saved"), "\(overlap.message)")
+        // 11:00–12:00 touches it without overlapping; another activity may use the same hour
+        try await records.ok(
+            "records.time.add", #"{"activityId":"\#(piano)","durationMs":3600000,"startedAt":"2026-05-01T11:00:00Z"}"#)
+        let guitar = try await records.activity("Guitar")
+        try await records.ok(
+            "records.time.add", #"{"activityId":"\#(guitar)","durationMs":3600000,"startedAt":"2026-05-01T10:30:00Z"}"#)
+        // two entries "ending now" (no startedAt) overlap each other
+        try await records.ok("records.time.add", #"{"activityId":"\#(piano)","durationMs":60000}"#)
+        #expect(try await records.fails("records.time.add", #"{"activityId":"\#(piano)","durationMs":60000}"#).code
+            == .failedPrecondition)
+        #expect(try await records.ok("records.networth")["totalMs"] == 10_860_000)
+    }
 }

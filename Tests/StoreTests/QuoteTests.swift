@@ -37,6 +37,7 @@ import Wire
         #expect(first.isNew == true)
         #expect(first.day == "2026-05-01")
         #expect(first.attribution == "Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)")
+        #expect(first.source == "zenquotes")
 
         h.clock.advance(3_600)
         let again = try await quote(h, "ann")
@@ -84,6 +85,9 @@ import Wire
         #expect(fallback.kind == "quote")
         #expect(!fallback.text.lowercased().contains("too many requests"))
         #expect(fallback.author != "zenquotes.io")
+        // a bundled quote is not credited to ZenQuotes
+        #expect(fallback.attribution == nil)
+        #expect(fallback.source == "bundled")
         #expect(fallback.isNew == true)
         #expect(server.requests(path: "/api/today").count == 1)
 
@@ -170,5 +174,16 @@ import Wire
         let parisNext = try await quote(h, "paris", timeZone: "Europe/Paris")
         #expect(parisNext.day == "2026-05-03")
         #expect(parisNext.isNew == true)
+    }
+
+    @Test func withoutATimeZoneTheDayIsTheAccountsZone() async throws {
+        let server = try StubHTTPServer { _ in .json(Self.today) }
+        defer { server.stop() }
+        // 15:30 UTC on 1 May is already 2 May in Tokyo (the account's zone, from auth)
+        let h = try StoreHarness(quotesURL: server.baseURL, clock: TestClock("2026-05-01T15:30:00Z"))
+        _ = try await quote(h, "tokyo")
+        #expect(try await quote(h, "tokyo").day == "2026-05-02")
+        // a zone in the request still wins
+        #expect(try await quote(h, "tokyo", timeZone: "UTC").day == "2026-05-01")
     }
 }

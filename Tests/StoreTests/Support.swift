@@ -10,12 +10,14 @@ import Synchronization
 import Testing
 import Wire
 
-/// Tokens "tok-<user>" resolve to user "<user>".
+/// Tokens "tok-<user>" resolve to user "<user>"; user "tokyo" has the account zone Asia/Tokyo.
 struct TestSessions: SessionResolver {
+    static let zones = ["tokyo": "Asia/Tokyo"]
+
     func resolve(token: String) async throws -> Principal {
         guard token.hasPrefix("tok-") else { throw ServiceError.unauthenticated("session expired or revoked") }
-        return Principal(
-            userId: String(token.dropFirst(4)), username: String(token.dropFirst(4)), sessionId: "s-\(token)")
+        let user = String(token.dropFirst(4))
+        return Principal(userId: user, username: user, sessionId: "s-\(token)", timeZone: Self.zones[user])
     }
 }
 

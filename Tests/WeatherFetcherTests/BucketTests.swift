@@ -90,6 +90,55 @@ import Wire
         #expect(MoonPhase(at: try #require(WireTime.parse("2024-04-27T12:00:00Z"))).name == "waning gibbous")
     }
 
+    /// New and full moons tabulated by the U.S. Naval Observatory (Astronomical Applications
+    /// Department, "Phases of the Moon", to the minute, UTC); these are the syzygies of
+    /// well-known eclipses, so the dates are easy to check in any almanac.
+    static let tabulatedPhases: [(String, String)] = [
+        ("new moon", "2017-08-21T18:30:00Z"), ("full moon", "2018-07-27T20:20:00Z"),
+        ("full moon", "2019-01-21T05:16:00Z"), ("new moon", "2019-07-02T19:16:00Z"),
+        ("new moon", "2020-12-14T16:17:00Z"), ("full moon", "2021-05-26T11:14:00Z"),
+        ("full moon", "2022-11-08T11:02:00Z"), ("new moon", "2023-04-20T04:12:00Z"),
+        ("new moon", "2023-10-14T17:55:00Z"), ("new moon", "2024-04-08T18:21:00Z"),
+        ("full moon", "2024-04-23T23:49:00Z"), ("new moon", "2024-10-02T18:49:00Z"),
+        ("full moon", "2025-03-14T06:55:00Z"), ("full moon", "2025-09-07T18:09:00Z"),
+        ("new moon", "2026-02-17T12:01:00Z"), ("full moon", "2026-03-03T11:38:00Z"),
+        ("new moon", "2026-08-12T17:37:00Z"), ("full moon", "2026-08-28T04:18:00Z"),
+    ]
+
+    @Test func phaseTimesWithin15MinutesOfTheTables() throws {
+        for (phase, text) in Self.tabulatedPhases {
+            let date = try #require(WireTime.parse(text))
+            let jd = MoonPhase.julianDay(date)
+            // the lunation: k whole for a new moon, k + 0.5 for a full moon
+            let k = ((jd - 2451550.09766) / MoonPhase.synodicMonth * 2).rounded() / 2
+            #expect((k - k.rounded(.down) == 0.5) == (phase == "full moon"), "\(text)")
+            let minutes = (MoonPhase.phaseTime(k) - jd) * 1440
+            #expect(abs(minutes) <= 15, "\(phase) \(text): off by \(minutes) min")
+            // the age and the name at the tabulated minute, and an hour either side
+            let moon = MoonPhase(at: date)
+            #expect(moon.name == phase, "\(text)")
+            if phase == "new moon" {
+                // just after the true new moon (age ≈ 0) or just before it (the end of a lunation)
+                let untilNext = MoonPhase.phaseTime(k) - jd
+                #expect(moon.age < 15.0 / 1440 || (untilNext > 0 && untilNext < 15.0 / 1440), "\(text): age \(moon.age)")
+                #expect(moon.illumination < 0.002, "\(text)")
+            } else {
+                #expect(moon.illumination > 0.99, "\(text)")
+            }
+            let after = MoonPhase(at: date.addingTimeInterval(3600))
+            if phase == "new moon" { #expect(abs(after.age - 1.0 / 24) < 15.0 / 1440, "\(text): age \(after.age)") }
+        }
+    }
+
+    @Test func meeusWorkedExamples() {
+        // Example 49.a: the new moon of 1977 February, k = −283: JDE 2443192.65118 (TD)
+        let jde = MoonPhase.phaseTime(-283) + MoonPhase.deltaT(year: 2000 - 283 / 12.3685) / 86400
+        #expect(abs(jde - 2443192.65118) < 0.00005, "\(jde)")
+        // Example 48.a: 1992 April 12, 0h TD: illuminated fraction 0.6786 (formula 48.4 is
+        // the low-precision one, good to about 0.0014 here)
+        #expect(abs(MoonPhase.illuminatedFraction(julianDay: 2448724.5) - 0.6786) < 0.003)
+    }
+
     @Test func tidePhaseFromAKnownSeries() {
         // A semidiurnal tide sampled hourly: high near hour 3, low near hour 9.
         let series = (0..<13).map { 1.2 * cos(2 * Double.pi * (Double($0) - 3) / 12.42) }

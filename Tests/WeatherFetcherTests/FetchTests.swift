@@ -196,7 +196,28 @@ import Wire
         }
         #expect(parse(400, #"{"error":true,"reason":"bad date"}"#) == .rejected(reason: "bad date"))
         #expect(parse(200, #"{"error":true,"reason":"bad date"}"#) == .rejected(reason: "bad date"))
-        #expect(parse(429, #"{"error":true,"reason":"Minutely API request limit exceeded"}"#) == .rateLimited(retryAfter: nil))
+        // Open-Meteo's quota answers: paused until the limit's reset, whatever the status
+        let now = try #require(WireTime.parse("2024-06-01T12:59:30Z"))
+        func quota(_ status: Int, _ reason: String) -> FetchFailure? {
+            do {
+                _ = try OpenMeteo.parse(
+                    HTTPResponse(status: status, body: Data(#"{"error":true,"reason":"\#(reason)"}"#.utf8), headers: [:]),
+                    now: now)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(
+            quota(429, "Minutely API request limit exceeded. Please try again in one minute.")
+                == .rateLimited(retryAfter: .seconds(31)))
+        #expect(
+            quota(400, "Hourly API request limit exceeded. Please try again in the next hour.")
+                == .rateLimited(retryAfter: .seconds(31)))
+        #expect(
+            quota(400, "Daily API request limit exceeded. Please try again tomorrow.")
+                == .rateLimited(retryAfter: .seconds(11 * 3600 + 31)))
+        #expect(quota(200, "API request limit exceeded") == .rateLimited(retryAfter: nil))
         #expect(parse(429, "{}", headers: ["retry-after": "2"]) == .rateLimited(retryAfter: .seconds(2)))
         #expect(parse(200, #"[{"q":"Too many requests. Obtain an auth key"}]"#) == .rateLimited(retryAfter: nil))
         guard case .transient = parse(503, "Service Unavailable") else { Issue.record("503"); return }

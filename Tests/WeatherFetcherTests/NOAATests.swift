@@ -175,6 +175,28 @@ extension Fixtures {
         #expect(harness.server.requests(path: "/v1/marine").count == 1, "\(name)")
     }
 
+    @Test func noaasHTTP400MessageIsKeptInTheTideReason() async throws {
+        let message = "No Predictions data was found. Please make sure the Datum input is valid."
+        let openMeteo = Fixtures.openMeteo()
+        let handler: StubHTTPServer.Handler = { request in
+            switch request.path {
+            case NOAA.stationsPath: .json(Fixtures.stations)
+            case NOAA.predictionsPath: .json(#"{"error":{"message":"\#(message)"}}"#, status: 400)
+            case "/v1/marine": .json(#"{"error":true,"reason":"Parameter 'sea_level_height_msl' is invalid"}"#, status: 400)
+            default: openMeteo(request)
+            }
+        }
+        let harness = try harness(handler)
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c")])
+        let status = try await service.running { try await service.settled("c") }
+        #expect(status["status"] == "ready")
+        #expect(status["conditions"]?["tide"] == "unavailable")
+        let note = try #require(status["conditions"]?["tideNote"]?.stringValue)
+        #expect(note.contains("marine: Parameter 'sea_level_height_msl' is invalid"), "\(note)")
+        #expect(note.contains("NOAA station 8447930: HTTP 400: \(message)"), "\(note)")
+    }
+
     @Test(arguments: [
         ("HTTP 500", StubResponse.json("oops", status: 500)),
         ("error body with HTTP 200", StubResponse.json(#"{"error":{"message":"Unknown type"}}"#)),
@@ -278,11 +300,11 @@ extension Fixtures {
         let defaults = try settings([:])
         #expect(defaults.noaaURL == "https://api.tidesandcurrents.noaa.gov")
         #expect(defaults.noaaMaxKm == 30)
-        let set = try settings([
+        let configured = try settings([
             "LOGBOOK_WEATHER_FETCHER_NOAA_URL": "http://127.0.0.1:9", "LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM": "12.5",
         ])
-        #expect(set.noaaURL == "http://127.0.0.1:9")
-        #expect(set.noaaMaxKm == 12.5)
+        #expect(configured.noaaURL == "http://127.0.0.1:9")
+        #expect(configured.noaaMaxKm == 12.5)
         #expect(try settings(["LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM": "0"]).noaaMaxKm == 0)
         #expect(throws: (any Error).self) { try settings(["LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM": "-1"]) }
         #expect(throws: (any Error).self) { try settings(["LOGBOOK_WEATHER_FETCHER_NOAA_MAX_KM": "far"]) }

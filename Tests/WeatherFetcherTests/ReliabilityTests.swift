@@ -127,6 +127,74 @@ import Wire
         #expect(try await service.published().map(\.type) == ["conditions.ready", "conditions.ready"])
     }
 
+    @Test func anHourlyQuotaAsHTTP400PausesUntilTheNextHourThenRetries() async throws {
+        // Open-Meteo's real over-quota answer, sent as HTTP 400 the first time only
+        let calls = Mutex(0)
+        let asked = Mutex<[Date]>([])
+        let openMeteo = Fixtures.openMeteo()
+        let harness = try Harness(start: "2024-06-01T12:59:00Z")
+        let resetAt = try #require(WireTime.parse("2024-06-01T13:00:00Z"))
+        harness.server.respond { [harness] request in
+            if request.path == "/v1/forecast" { asked.withLock { $0.append(harness.settings.now()) } }
+            if request.path == "/v1/forecast", calls.withLock({ $0 += 1; return $0 }) == 1 {
+                // the quota answer comes 2 s before the hour, however long the set-up took
+                harness.advance(by: resetAt.addingTimeInterval(-2).timeIntervalSince(harness.settings.now()))
+                return .json(
+                    #"{"error":true,"reason":"Hourly API request limit exceeded. Please try again in the next hour."}"#,
+                    status: 400)
+            }
+            return openMeteo(request)
+        }
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1", at: "2024-06-01T10:00:00Z")])
+        let status = try await service.running { () -> JSONValue in
+            // the first answer pauses everyone until 13:00 (about 3 s away), not for good
+            var seen: JSONValue = .null
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(10)
+            while clock.now < deadline {
+                seen = try await service.status("c1")
+                if seen["status"] != "pending" { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return seen
+        }
+        #expect(status["status"] == "ready", "\(status)")
+        #expect(status["attempts"] == 0, "a quota answer is not the catch's fault")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2)
+        let times = asked.withLock { $0 }
+        #expect(times.count == 2)
+        if times.count == 2 { #expect(times[1] >= resetAt, "the retry waited for the hour's reset (\(times[1]))") }
+    }
+
+    @Test func changingTheWaterFetchesOrDropsTheTide() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1", water: "fresh")])
+        let fresh = try await service.running { try await service.settled("c1") }
+        #expect(fresh["conditions"]?["tide"] == "skipped")
+        #expect(fresh["conditions"]?["water"] == "fresh")
+        #expect(harness.server.requests(path: "/v1/marine").isEmpty)
+        // fresh → salt: the tide is fetched now
+        try await service.applyRecords([
+            harness.catchEvent("catch.updated", id: "c1", water: "salt", placeOrTimeChanged: false, waterChanged: true)
+        ])
+        #expect(try await service.status("c1")["status"] == "pending")
+        let salt = try await service.running { try await service.settled("c1") }
+        #expect(salt["conditions"]?["tide"] == "measured")
+        #expect(salt["conditions"]?["water"] == "salt")
+        #expect(harness.server.requests(path: "/v1/marine").count == 1)
+        // salt → fresh: the tide goes
+        try await service.applyRecords([
+            harness.catchEvent("catch.updated", id: "c1", water: "fresh", placeOrTimeChanged: false, waterChanged: true)
+        ])
+        let back = try await service.running { try await service.settled("c1") }
+        #expect(back["conditions"]?["tide"] == "skipped")
+        #expect(back["conditions"]?["tidePhase"] == nil)
+        let published = try await service.published().filter { $0.type == "conditions.ready" }
+        #expect(published.map { $0.data["conditions"]?["water"] } == ["fresh", "salt", "fresh"])
+    }
+
     @Test func deletedCatchesAndUsersLeaveNothingBehind() async throws {
         let harness = try Harness(handler: Self.down)
         let service = try harness.makeService()
@@ -204,7 +272,9 @@ import Wire
         let calls = Counter()
         harness.server.respond { request in
             if calls.next() == 1 {
-                return .json(#"{"error":true,"reason":"Minutely API request limit exceeded. Please try again in one minute."}"#, status: 429)
+                // no limit named: the service's default pause (a named quota waits for its reset,
+                // see anHourlyQuotaAsHTTP400PausesUntilTheNextHourThenRetries)
+                return .json(#"{"error":true,"reason":"Too many requests"}"#, status: 429)
             }
             return Fixtures.openMeteo()(request)
         }

@@ -209,7 +209,7 @@ extension Harness {
     func catchEvent(
         _ type: String = "catch.created", id: String, user: String = "u1", latitude: Double = 41.5234,
         longitude: Double = -70.6712, at: String = "2024-05-20T14:40:00Z", water: String = "salt",
-        placeOrTimeChanged: Bool? = nil, seq: Int64? = nil
+        placeOrTimeChanged: Bool? = nil, waterChanged: Bool? = nil, seq: Int64? = nil
     ) -> Event {
         var data: [String: JSONValue] = [
             "id": .string(id), "species": "Striped bass", "weight": 4.2, "weightUnit": "kg", "bait": "eel",
@@ -217,6 +217,7 @@ extension Harness {
             "caughtAt": .string(at), "released": true, "note": .null,
         ]
         if let placeOrTimeChanged { data["placeOrTimeChanged"] = .bool(placeOrTimeChanged) }
+        if let waterChanged { data["waterChanged"] = .bool(waterChanged) }
         return Event(seq: seq ?? nextSeq(), type: type, userId: user, at: Date(), data: .object(data))
     }
 

@@ -117,10 +117,21 @@ public struct AnalyticsService: Sendable {
         }
     }
 
-    /// Auth's events: `user.deleted` purges every row of that user.
+    /// Auth's events: `user.deleted` purges every row of that user; `user.registered` and
+    /// `user.settings.changed` set the time zone their days are counted in.
     public static func applyAuthEvent(_ db: Database, _ event: Event) throws {
-        guard event.type == AuthEvents.userDeleted else { return }
-        try purge(db, userId: event.decode(UserDeletedPayload.self).userId)
+        switch event.type {
+        case AuthEvents.userDeleted:
+            try purge(db, userId: event.decode(UserDeletedPayload.self).userId)
+        case AuthEvents.userRegistered:
+            let registered = try event.decode(AuthEvents.UserRegistered.self)
+            try UserZones.set(db, userId: registered.userId, name: registered.timeZone)
+        case AuthEvents.userSettingsChanged:
+            let changed = try event.decode(AuthEvents.UserSettingsChanged.self)
+            try UserZones.set(db, userId: changed.userId, name: changed.timeZone)
+        default:
+            break
+        }
     }
 
     public static func purge(_ db: Database, userId: String) throws {

@@ -1,6 +1,6 @@
 // Attendance: worked time comes from adjacent arrival → departure pairs in time order. An
 // entry added or deleted changes only the pairs next to it (the one it splits or joins), so
-// the projection adjusts per-day totals (`attendanceDay`, split at UTC midnight) for those
+// the projection adjusts per-day totals (`attendanceDay`, split at the user's local midnight) for those
 // pairs and re-flags the three entries involved: an arrival not followed by a departure or
 // a departure not preceded by an arrival is "open" and reported, never guessed at.
 import Foundation
@@ -80,23 +80,38 @@ enum AttendanceProjection {
     /// Adds (or with sign -1 removes) the worked time of `a` → `b` when they pair.
     private static func span(_ db: Database, userId: String, _ a: Entry, _ b: Entry, sign: Int64) throws {
         guard a.arrival, !b.arrival, b.at > a.at else { return }
-        var day = Day.of(ms: a.at)
-        while day * Day.msPerDay < b.at {
-            let start = max(a.at, day * Day.msPerDay)
-            let end = min(b.at, (day + 1) * Day.msPerDay)
-            try db.execute(
-                cached: """
-                    INSERT INTO attendanceDay (userId, day, workedMs) VALUES (?, ?, ?)
-                    ON CONFLICT (userId, day) DO UPDATE SET workedMs = workedMs + excluded.workedMs
-                    """,
-                arguments: [userId, day, sign * (end - start)])
-            if sign < 0 {
+        let zone = try UserZones.zone(db, userId: userId)
+        var day = LocalDays.day(ms: a.at, in: zone)
+        var dayStart = LocalDays.start(ofDay: day, in: zone)
+        while dayStart < b.at {
+            let nextStart = LocalDays.start(ofDay: day + 1, in: zone)
+            let start = max(a.at, dayStart)
+            let end = min(b.at, nextStart)
+            if end > start {
                 try db.execute(
-                    cached: "DELETE FROM attendanceDay WHERE userId = ? AND day = ? AND workedMs = 0",
-                    arguments: [userId, day])
+                    cached: """
+                        INSERT INTO attendanceDay (userId, day, workedMs) VALUES (?, ?, ?)
+                        ON CONFLICT (userId, day) DO UPDATE SET workedMs = workedMs + excluded.workedMs
+                        """,
+                    arguments: [userId, day, sign * (end - start)])
+                if sign < 0 {
+                    try db.execute(
+                        cached: "DELETE FROM attendanceDay WHERE userId = ? AND day = ? AND workedMs = 0",
+                        arguments: [userId, day])
+                }
             }
             day += 1
+            dayStart = nextStart
         }
+    }
+
+    /// Counts the user's worked days again after a change of time zone.
+    static func recount(_ db: Database, userId: String) throws {
+        try db.execute(sql: "DELETE FROM attendanceDay WHERE userId = ?", arguments: [userId])
+        let entries = try Row.fetchAll(
+            db, sql: "SELECT id, kind, at FROM attendance WHERE userId = ? ORDER BY at, id", arguments: [userId]
+        ).map(Entry.init(row:))
+        for (a, b) in zip(entries, entries.dropFirst()) { try span(db, userId: userId, a, b, sign: 1) }
     }
 
     private static func reflag(_ db: Database, userId: String, _ entry: Entry) throws {
@@ -146,6 +161,8 @@ struct AttendanceHours: Codable, Sendable, Equatable {
     var open: [OpenEntry]
     var latestArrival: LatestEntry?
     var latestDeparture: LatestEntry?
+    /// The IANA zone the days are counted in (the user's, from auth).
+    var timeZone: String
 }
 
 enum AttendanceQueries {
@@ -154,7 +171,8 @@ enum AttendanceQueries {
         guard by == "day" || by == "week", let period = Period(rawValue: by) else {
             throw ServiceError.invalid("by", "must be day or week (got \"\(by)\")")
         }
-        let range = try DayRange(from: body.from, to: body.to)
+        let zone = try UserZones.zone(db, userId: userId)
+        let range = try DayRange(from: body.from, to: body.to, zone: zone)
         let rows = try Row.fetchAll(
             db,
             cached: "SELECT day, workedMs FROM attendanceDay WHERE userId = ? AND day >= ? AND day < ? ORDER BY day",
@@ -171,8 +189,8 @@ enum AttendanceQueries {
         }
         for i in groups.indices { groups[i].hours = hours(groups[i].workedMs) }
         let total = groups.reduce(Int64(0)) { $0 + $1.workedMs }
-        let lowerMs = range.from.map { $0 * Day.msPerDay } ?? Int64.min
-        let upperMs = range.to.map { $0 * Day.msPerDay } ?? Int64.max
+        let lowerMs = range.lowerMs
+        let upperMs = range.upperMs
         let latest = try latest(db, userId: userId)
         let open = try Row.fetchAll(
             db,
@@ -191,7 +209,7 @@ enum AttendanceQueries {
         }
         return AttendanceHours(
             by: by, groups: groups, totalMs: total, totalHours: hours(total), open: open,
-            latestArrival: latest.arrival, latestDeparture: latest.departure)
+            latestArrival: latest.arrival, latestDeparture: latest.departure, timeZone: LocalDays.name(of: zone))
     }
 
     static func hours(_ ms: Int64) -> Decimal { (Decimal(ms) / 3_600_000).rounded(2) }

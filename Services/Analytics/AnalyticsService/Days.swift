@@ -1,6 +1,8 @@
-// Days, ISO weeks, months and years in UTC (times are stored in UTC and no service knows a
-// user's time zone yet), and the `from`/`to` range every summary takes: `from` inclusive,
-// `to` exclusive, each a date (`2026-05-01`) or a time with an offset.
+// Days, ISO weeks, months and years in the user's own time zone, and the `from`/`to` range
+// every summary takes: `from` inclusive, `to` exclusive, each a date (`2026-05-01`, a day of
+// the user's calendar) or a time with an offset (the local day it falls in). Times are
+// stored in UTC; a day number is the local date's days since 1970-01-01 (Wire's LocalDays),
+// so the labels below read it as if it were a UTC day.
 import Foundation
 import Wire
 
@@ -62,22 +64,33 @@ enum Period: String, Sendable, Codable, CaseIterable {
     case day, week, month, year
 }
 
-/// A range of whole UTC days, `from` inclusive, `to` exclusive; either end may be open.
+/// A range of whole local days, `from` inclusive, `to` exclusive; either end may be open.
 struct DayRange: Sendable, Equatable {
     var from: Int64?
     var to: Int64?
+    var zone: TimeZone
 
     /// `from` starts on the day it falls in; `to` ends before the day it falls in when it is
-    /// midnight, else after it (so `to: 2026-06-01` stops at the end of May).
-    init(from: String?, to: String?) throws {
+    /// that day's first instant (a plain date is), else after it (so `to: 2026-06-01` stops
+    /// at the end of May). Days are the user's, in `zone`.
+    init(from: String?, to: String?, zone: TimeZone = .gmt) throws {
+        self.zone = zone
         if let from {
-            guard let time = Day.parseTime(from) else { throw Self.invalid("from", from) }
-            self.from = Day.of(time)
+            if let day = LocalDays.parse(date: from) {
+                self.from = day
+            } else {
+                guard let time = WireTime.parse(from) else { throw Self.invalid("from", from) }
+                self.from = LocalDays.day(ms: time.ms, in: zone)
+            }
         }
         if let to {
-            guard let time = Day.parseTime(to) else { throw Self.invalid("to", to) }
-            let ms = time.ms
-            self.to = Day.of(ms: ms) + (ms % Day.msPerDay == 0 ? 0 : 1)
+            if let day = LocalDays.parse(date: to) {
+                self.to = day
+            } else {
+                guard let time = WireTime.parse(to) else { throw Self.invalid("to", to) }
+                let day = LocalDays.day(ms: time.ms, in: zone)
+                self.to = day + (LocalDays.start(ofDay: day, in: zone) == time.ms ? 0 : 1)
+            }
         }
         if let f = self.from, let t = self.to, t <= f {
             throw ServiceError.invalid("to", "must be after from (got from \(from!), to \(to!))")
@@ -91,4 +104,8 @@ struct DayRange: Sendable, Equatable {
     /// Bounds for SQL (`day >= ? AND day < ?`).
     var lower: Int64 { from ?? Int64.min }
     var upper: Int64 { to ?? Int64.max }
+
+    /// The same bounds as instants (ms), for tables keyed by time.
+    var lowerMs: Int64 { from.map { LocalDays.start(ofDay: $0, in: zone) } ?? Int64.min }
+    var upperMs: Int64 { to.map { LocalDays.start(ofDay: $0, in: zone) } ?? Int64.max }
 }

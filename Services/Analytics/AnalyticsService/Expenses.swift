@@ -1,5 +1,5 @@
 // Expenses: each expense is kept (for edits, deletes and the largest items) and summed into
-// one `expenseDay` row per user, UTC day, currency and category. `analytics.expense.summary`
+// one `expenseDay` row per user, local day (the user's time zone), currency and category. `analytics.expense.summary`
 // reads only those day rows in the range (at most days × currencies × categories of them,
 // whatever the number of expenses), groups them by day, ISO week, month, year or category,
 // per currency: amounts in different currencies are never added together.
@@ -13,7 +13,7 @@ enum ExpenseProjection {
         try delete(db, userId: userId, id: expense.id)
         let category = expense.category.flatMap { $0.isEmpty ? nil : $0 }
         let currency = expense.currency ?? "USD"
-        let day = Day.of(expense.date)
+        let day = LocalDays.day(ms: expense.date.ms, in: try UserZones.zone(db, userId: userId))
         try db.execute(
             cached: """
                 INSERT INTO expense (id, userId, name, amountMinor, currency, date, day, category)
@@ -25,6 +25,25 @@ enum ExpenseProjection {
         try addToDay(
             db, userId: userId, day: day, currency: currency, category: category ?? "", amount: expense.amountMinor,
             count: 1)
+    }
+
+    /// Counts the user's days again after a change of time zone: each expense's day, then
+    /// the day rows from them.
+    static func recount(_ db: Database, userId: String, zone: TimeZone) throws {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT id, date FROM expense WHERE userId = ?", arguments: [userId])
+        for row in rows {
+            try db.execute(
+                cached: "UPDATE expense SET day = ? WHERE id = ?",
+                arguments: [LocalDays.day(ms: row["date"], in: zone), row["id"] as String])
+        }
+        try db.execute(sql: "DELETE FROM expenseDay WHERE userId = ?", arguments: [userId])
+        try db.execute(
+            sql: """
+                INSERT INTO expenseDay (userId, day, currency, category, totalMinor, count)
+                SELECT userId, day, currency, coalesce(category, ''), sum(amountMinor), count(*) FROM expense
+                WHERE userId = ? GROUP BY day, currency, coalesce(category, '')
+                """, arguments: [userId])
     }
 
     static func delete(_ db: Database, userId: String, id: String) throws {
@@ -109,6 +128,8 @@ struct ExpenseSummary: Codable, Sendable, Equatable {
     var to: String?
     var days: Int
     var currencies: [CurrencySummary]
+    /// The IANA zone the days are counted in (the user's, from auth).
+    var timeZone: String
 }
 
 enum ExpenseQueries {
@@ -119,7 +140,8 @@ enum ExpenseQueries {
         guard groupings.contains(by) else {
             throw ServiceError.invalid("by", "must be one of \(groupings.joined(separator: ", ")) (got \"\(by)\")")
         }
-        let range = try DayRange(from: body.from, to: body.to)
+        let zone = try UserZones.zone(db, userId: userId)
+        let range = try DayRange(from: body.from, to: body.to, zone: zone)
         let rows = try Row.fetchAll(
             db,
             cached: """
@@ -129,7 +151,7 @@ enum ExpenseQueries {
             arguments: [userId, range.lower, range.upper])
         let days = rows.map { $0["day"] as Int64 }
         guard let first = range.from ?? days.min(), let end = range.to ?? days.max().map({ $0 + 1 }) else {
-            return ExpenseSummary(by: by, from: nil, to: nil, days: 0, currencies: [])
+            return ExpenseSummary(by: by, from: nil, to: nil, days: 0, currencies: [], timeZone: LocalDays.name(of: zone))
         }
         let dayCount = max(1, end - first)
         var byCurrency: [String: [Row]] = [:]
@@ -138,22 +160,38 @@ enum ExpenseQueries {
             let rows = byCurrency[currency]!
             var groups: [String: ExpenseGroup] = [:]
             var order: [String] = []
+            // by category: "food" and "Food" are one group (as the list's filter folds case),
+            // shown in the spelling most of its expenses use (ties: the earliest seen)
+            var spellings: [String: [(String, Int)]] = [:]
             for row in rows {
                 let category: String = row["category"]
                 let key: String
                 if let period = Period(rawValue: by) {
                     key = Day.label(row["day"], by: period)
                 } else {
-                    key = category.isEmpty ? "uncategorized" : category
+                    key = category.isEmpty ? "" : category.lowercased()
+                    let count: Int = row["count"]
+                    if let i = spellings[key, default: []].firstIndex(where: { $0.0 == category }) {
+                        spellings[key]![i].1 += count
+                    } else {
+                        spellings[key, default: []].append((category, count))
+                    }
                 }
                 if groups[key] == nil {
                     order.append(key)
-                    groups[key] = ExpenseGroup(
-                        key: key, category: by == "category" && !category.isEmpty ? category : nil, totalMinor: 0,
-                        count: 0)
+                    groups[key] = ExpenseGroup(key: key, category: nil, totalMinor: 0, count: 0)
                 }
                 groups[key]!.totalMinor += row["totalMinor"] as Int64
                 groups[key]!.count += row["count"] as Int
+            }
+            if by == "category" {
+                for (key, names) in spellings {
+                    let shown = names.enumerated().max { a, b in
+                        (a.element.1, -a.offset) < (b.element.1, -b.offset)
+                    }!.element.0
+                    groups[key]!.key = shown.isEmpty ? "uncategorized" : shown
+                    groups[key]!.category = shown.isEmpty ? nil : shown
+                }
             }
             var list = order.map { groups[$0]! }
             if by == "category" {
@@ -178,6 +216,7 @@ enum ExpenseQueries {
                 averagePerDayMinor: (Decimal(total) / Decimal(dayCount)).rounded(2), groups: list, largest: largest)
         }
         return ExpenseSummary(
-            by: by, from: Day.text(first), to: Day.text(end), days: Int(dayCount), currencies: currencies)
+            by: by, from: Day.text(first), to: Day.text(end), days: Int(dayCount), currencies: currencies,
+            timeZone: LocalDays.name(of: zone))
     }
 }

@@ -124,6 +124,8 @@ struct ConditionsPayload: Decodable, Sendable {
     var moonPhase: String?
     var tidePhase: String?
     var tideHeightBand: String?
+    /// fresh | salt: the catch's water the answer was made for (absent in older events).
+    var water: String? = nil
 }
 
 /// `conditions.unavailable {catchId, reason}`; `hour`, `latitude` and `longitude` are read
@@ -134,6 +136,7 @@ struct ConditionsUnavailablePayload: Decodable, Sendable {
     var hour: Date?
     var latitude: Double?
     var longitude: Double?
+    var water: String?
 }
 
 struct UserDeletedPayload: Decodable, Sendable {
@@ -262,6 +265,7 @@ extension ConditionsReadyPayload {
                 pressureTrend: try c.optionalString("pressureTrend"), beaufort: beaufort,
                 windDirection: try c.optionalString("windDirection"), sky: try c.optionalString("sky"),
                 timeOfDay: try c.optionalString("timeOfDay"), moonPhase: try c.optionalString("moonPhase"),
-                tidePhase: try c.optionalString("tidePhase"), tideHeightBand: try c.optionalString("tideHeightBand")))
+                tidePhase: try c.optionalString("tidePhase"), tideHeightBand: try c.optionalString("tideHeightBand"),
+                water: try c.optionalString("water")))
     }
 }

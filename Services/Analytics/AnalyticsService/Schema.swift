@@ -202,6 +202,20 @@ enum Schema {
                     CREATE INDEX catchTally_water ON catchTally(userId, water);
                     """)
         }
+        // the water (fresh | salt) an answer was made for: a change of water waits for a new one
+        migrator.registerMigration("analytics.conditionsWater") { db in
+            try db.execute(sql: "ALTER TABLE catchConditions ADD COLUMN water TEXT")
+        }
+        // each user's IANA time zone (from auth's events); days are counted in it
+        migrator.registerMigration("analytics.userZone") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE userZone (
+                        userId TEXT PRIMARY KEY NOT NULL,
+                        timeZone TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 
@@ -221,5 +235,6 @@ enum Schema {
         "DELETE FROM catchConditions WHERE userId = ? OR catchId IN (SELECT id FROM fishCatch WHERE userId = ?1)",
         "DELETE FROM fishCatch WHERE userId = ?",
         "DELETE FROM catchTally WHERE userId = ?",
+        "DELETE FROM userZone WHERE userId = ?",
     ]
 }

@@ -67,6 +67,7 @@ enum CatchProjection {
         var hour: Int64?
         var latitude: Double?
         var longitude: Double?
+        var water: String?
         var buckets: [String: String]
 
         init(row: Row) {
@@ -74,6 +75,7 @@ enum CatchProjection {
             hour = row["hour"]
             latitude = row["latitude"]
             longitude = row["longitude"]
+            water = row["water"]
             var buckets: [String: String] = [:]
             for (key, _) in CatchProjection.dimensions {
                 if let value = row[key] as String? { buckets[key] = value }
@@ -83,9 +85,11 @@ enum CatchProjection {
 
         var placed: Bool { hour != nil || latitude != nil || longitude != nil }
 
-        /// Made for this catch's place and hour: the fetcher rounds the time to the nearest
-        /// hour and the place to 2 decimals (the rule records applies too).
+        /// Made for this catch's place, hour and water: the fetcher rounds the time to the
+        /// nearest hour and the place to 2 decimals (the rule records applies too); an answer
+        /// for the other water (fresh has no tide) waits for the refetch the change caused.
         func matches(_ fish: Fish) -> Bool {
+            if let water, water != fish.water { return false }
             if let hour, let caught = fish.caughtAt, abs(hour - caught) > 30 * 60 * 1000 + 1000 { return false }
             if let latitude, let other = fish.latitude, Self.rounded(latitude) != Self.rounded(other) { return false }
             if let longitude, let other = fish.longitude, Self.rounded(longitude) != Self.rounded(other) {
@@ -157,7 +161,9 @@ enum CatchProjection {
             try count(db, old, answer, sign: -1)
             // An unavailable answer without a place cannot be checked against an edit: it
             // was for the old place or time, so the catch waits for the new answer.
-            if let stale = answer, !stale.ready, !stale.placed, old.placeAndTime != new.placeAndTime {
+            if let stale = answer, !stale.ready, !stale.placed,
+                old.placeAndTime != new.placeAndTime || old.water != new.water
+            {
                 try db.execute(cached: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [new.id])
                 answer = nil
             }
@@ -187,7 +193,7 @@ enum CatchProjection {
             arguments: [
                 "ready", nil, c.hour?.ms, c.latitude, c.longitude, c.temperatureBand, c.pressureBand, c.pressureTrend,
                 c.beaufort.map { "\($0) Bft" }, c.windDirection, c.sky, c.timeOfDay, c.moonPhase, c.tidePhase,
-                c.tideHeightBand,
+                c.tideHeightBand, c.water,
             ])
     }
 
@@ -196,7 +202,7 @@ enum CatchProjection {
             db, catchId: payload.catchId, userId: userId,
             arguments: [
                 "unavailable", payload.reason ?? "unavailable", payload.hour?.ms, payload.latitude, payload.longitude,
-                nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+                nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, payload.water,
             ])
     }
 
@@ -210,8 +216,8 @@ enum CatchProjection {
             cached: """
                 INSERT OR REPLACE INTO catchConditions (catchId, userId, status, reason, hour, latitude, longitude,
                     temperatureBand, pressureBand, pressureTrend, windForce, windDirection, sky, timeOfDay, moonPhase,
-                    tidePhase, tideHeight)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    tidePhase, tideHeight, water)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [catchId, userId ?? fish?.userId] + arguments)
         if let fish { try count(db, fish, try answer(db, catchId: catchId), sign: 1) }

@@ -52,6 +52,16 @@ enum AccountRules {
         return email
     }
 
+    /// An IANA time zone name (`Europe/Oslo`, `UTC`), stored as the zone names itself.
+    static func timeZone(_ name: String?) throws -> String? {
+        guard let name else { return nil }
+        guard let zone = LocalDays.zone(named: name) else {
+            throw ServiceError.invalid(
+                "timeZone", "must be an IANA time zone such as \"Europe/Oslo\" or \"UTC\" (got \(quoted(name)))")
+        }
+        return LocalDays.name(of: zone)
+    }
+
     /// A user-supplied value for an error message: JSON-quoted and cut to 40 characters.
     static func quoted(_ value: String) -> String {
         let cut = value.count > 40 ? String(value.prefix(40)) + "…" : value

@@ -67,6 +67,7 @@ struct Handlers: Sendable {
         router.read("auth.login", access: .public, login)
         router.write("auth.logout", access: .user, logout)
         router.read("auth.whoami", access: .user, whoami)
+        router.write("auth.settings.update", access: .user, updateSettings)
         router.write("auth.password.change", access: .user, prepare: preparePasswordChange, commitPasswordChange)
         router.write("auth.account.delete", access: .user, prepare: prepareAccountDelete, commitAccountDelete)
         return router

@@ -11,6 +11,8 @@ struct RegisterBody: Codable, Sendable {
     var username: String
     var password: String
     var email: String?
+    /// IANA name; the CLI sends the machine's zone. Default `UTC`.
+    var timeZone: String?
 }
 
 struct RegisterResult: Codable, Sendable, Equatable {
@@ -18,12 +20,14 @@ struct RegisterResult: Codable, Sendable, Equatable {
     var username: String
     var email: String?
     var createdAt: Date
+    var timeZone: String
 }
 
 extension Handlers {
     struct NewAccount: Sendable {
         var username: String
         var email: String?
+        var timeZone: String
         var passwordHash: String
     }
 
@@ -31,8 +35,10 @@ extension Handlers {
         let username = try AccountRules.username(body.username)
         try AccountRules.password(body.password)
         let email = try AccountRules.email(body.email)
+        let timeZone = try AccountRules.timeZone(body.timeZone) ?? "UTC"
         try context.checkDeadline()
-        return NewAccount(username: username, email: email, passwordHash: try await passwords.hash(body.password))
+        return NewAccount(
+            username: username, email: email, timeZone: timeZone, passwordHash: try await passwords.hash(body.password))
     }
 
     func commitRegister(_ account: NewAccount, _ context: RequestContext, _ db: Database) throws -> RegisterResult {
@@ -43,12 +49,14 @@ extension Handlers {
         let now = self.now
         let user = User(
             id: ID.make(at: now), username: account.username, email: account.email,
-            passwordHash: account.passwordHash, createdAt: now)
+            passwordHash: account.passwordHash, createdAt: now, timeZone: account.timeZone)
         try user.insert(db)
         try Outbox.append(
             db, type: AuthEvents.userRegistered, userId: user.id,
-            data: AuthEvents.UserRegistered(userId: user.id, username: user.username), at: now)
+            data: AuthEvents.UserRegistered(userId: user.id, username: user.username, timeZone: user.timeZone), at: now)
         context.logger.info("account registered", metadata: ["user.id": "\(user.id)"])
-        return RegisterResult(userId: user.id, username: user.username, email: user.email, createdAt: user.createdAt)
+        return RegisterResult(
+            userId: user.id, username: user.username, email: user.email, createdAt: user.createdAt,
+            timeZone: user.timeZone)
     }
 }

@@ -33,6 +33,14 @@ enum Schema {
                     CREATE INDEX loginFailuresByTime ON loginFailures(lastFailureAt);
                     """)
         }
+        // Each user's IANA time zone: the days, weeks and months every service counts in.
+        migrator.registerMigration("auth.timeZone") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN timeZone TEXT NOT NULL DEFAULT 'UTC'
+                        CHECK (length(timeZone) BETWEEN 1 AND 64);
+                    """)
+        }
         return migrator
     }
 }

@@ -66,12 +66,17 @@ struct DatabaseSessions: SessionResolver {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT sessions.id AS sessionId, users.id AS userId, users.username AS username
+                    SELECT sessions.id AS sessionId, users.id AS userId, users.username AS username,
+                        users.timeZone AS timeZone
                     FROM sessions JOIN users ON users.id = sessions.userId
                     WHERE sessions.tokenHash = ? AND sessions.expiresAt > ?
                     """,
                 arguments: [hash, now]
-            ).map { Principal(userId: $0["userId"], username: $0["username"], sessionId: $0["sessionId"]) }
+            ).map {
+                Principal(
+                    userId: $0["userId"], username: $0["username"], sessionId: $0["sessionId"],
+                    timeZone: $0["timeZone"])
+            }
         }
         guard let principal else { throw Self.refused }
         return principal

@@ -9,13 +9,16 @@ struct User: Sendable {
     var email: String?
     var passwordHash: String
     var createdAt: Date
+    /// IANA name, `UTC` unless the client said otherwise.
+    var timeZone: String
 
-    init(id: String, username: String, email: String?, passwordHash: String, createdAt: Date) {
+    init(id: String, username: String, email: String?, passwordHash: String, createdAt: Date, timeZone: String = "UTC") {
         self.id = id
         self.username = username
         self.email = email
         self.passwordHash = passwordHash
         self.createdAt = createdAt
+        self.timeZone = timeZone
     }
 
     init(row: Row) {
@@ -24,25 +27,26 @@ struct User: Sendable {
         email = row["email"]
         passwordHash = row["passwordHash"]
         createdAt = Date(timeIntervalSince1970: row["createdAt"])
+        timeZone = row["timeZone"]
     }
 
     static func find(_ db: Database, username: String) throws -> User? {
         try Row.fetchOne(
-            db, sql: "SELECT id, username, email, passwordHash, createdAt FROM users WHERE username = ?",
+            db, sql: "SELECT id, username, email, passwordHash, createdAt, timeZone FROM users WHERE username = ?",
             arguments: [username]
         ).map(User.init(row:))
     }
 
     static func find(_ db: Database, id: String) throws -> User? {
         try Row.fetchOne(
-            db, sql: "SELECT id, username, email, passwordHash, createdAt FROM users WHERE id = ?", arguments: [id]
+            db, sql: "SELECT id, username, email, passwordHash, createdAt, timeZone FROM users WHERE id = ?", arguments: [id]
         ).map(User.init(row:))
     }
 
     func insert(_ db: Database) throws {
         try db.execute(
-            sql: "INSERT INTO users (id, username, email, passwordHash, createdAt) VALUES (?, ?, ?, ?, ?)",
-            arguments: [id, username, email, passwordHash, createdAt.timeIntervalSince1970])
+            sql: "INSERT INTO users (id, username, email, passwordHash, createdAt, timeZone) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [id, username, email, passwordHash, createdAt.timeIntervalSince1970, timeZone])
     }
 }
 

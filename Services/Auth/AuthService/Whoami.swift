@@ -10,6 +10,7 @@ struct WhoamiResult: Codable, Sendable, Equatable {
     var sessionId: String
     var email: String?
     var createdAt: Date
+    var timeZone: String
 }
 
 extension Handlers {
@@ -17,6 +18,6 @@ extension Handlers {
         let user = try await currentUser(context)
         return WhoamiResult(
             userId: user.id, username: user.username, sessionId: context.principal?.sessionId ?? "",
-            email: user.email, createdAt: user.createdAt)
+            email: user.email, createdAt: user.createdAt, timeZone: user.timeZone)
     }
 }

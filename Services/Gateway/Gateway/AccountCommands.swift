@@ -40,6 +40,17 @@ enum Account {
         return try? await context.everything("records.vehicle.list").count
     }
 
+    /// The process's zone as an IANA name auth accepts (TZ, else the system's), else nil
+    /// (auth's default, UTC).
+    static func localZone(_ environment: [String: String]) -> String? {
+        if let tz = environment["TZ"], !tz.isEmpty {
+            let name = tz.hasPrefix(":") ? String(tz.dropFirst()) : tz
+            if LocalDays.zone(named: name) != nil { return name }
+        }
+        let identifier = TimeZone.current.identifier
+        return LocalDays.zone(named: identifier) != nil ? identifier : nil
+    }
+
     /// What is safe to print about a session (no token).
     static func describe(_ session: Session) -> JSONValue {
         var object: [String: JSONValue] = [
@@ -54,12 +65,20 @@ enum Account {
 struct Register: GatewayCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create an account, then log in.",
-        discussion: "Usernames are 3–32 characters of a-z 0-9 _ . - ; passwords 8–1024 characters.")
+        discussion: """
+            Usernames are 3–32 characters of a-z 0-9 _ . - ; passwords 8–1024 characters. The \
+            account's time zone (its days, weeks and months in every summary) is this machine's \
+            (TZ) unless --time-zone says otherwise.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var password: PasswordInput
     @Argument(help: "The new username (asked for when omitted at a terminal).") var username: String?
     @Option(help: "An email address for the account.") var email: String?
+    @Option(
+        name: .customLong("time-zone"),
+        help: ArgumentHelp("The IANA time zone your days are counted in (default: this machine's).", valueName: "zone"))
+    var timeZone: String?
     @Flag(
         inversion: .prefixedNo,
         help: """
@@ -73,6 +92,8 @@ struct Register: GatewayCommand {
         let secret = password.fromStdin ? try Prompt.stdinLine("the password") : try Prompt.newSecret()
         var body: [String: JSONValue] = ["username": .string(username), "password": .string(secret)]
         if let email { body["email"] = .string(email) }
+        // the account's days are this machine's (`logbook settings time-zone` changes them)
+        if let zone = timeZone ?? Account.localZone(context.environment) { body["timeZone"] = .string(zone) }
         let user = try await context.send("auth", "auth.register", body: .object(body), caller: .anonymous, write: true)
         let session = try await Account.login(context, username: username, password: secret)
         if !context.json {
@@ -209,8 +230,56 @@ struct Whoami: GatewayCommand {
                 [
                     ("username", Output.cell(user["username"])), ("user id", Output.cell(user["userId"])),
                     ("email", Output.cell(user["email"])), ("created", Output.cell(user["createdAt"])),
-                    ("session", Output.cell(user["sessionId"])),
+                    ("time zone", Output.cell(user["timeZone"])), ("session", Output.cell(user["sessionId"])),
                 ])
+        }
+    }
+}
+
+struct SettingsGroup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings",
+        abstract: "Your account's settings.",
+        discussion: """
+            Examples:
+              logbook settings time-zone                 # show it
+              logbook settings time-zone Europe/Oslo     # days, weeks and months counted in Oslo
+              logbook settings time-zone --local         # this machine's zone (TZ)
+            """,
+        subcommands: [SettingsTimeZone.self])
+}
+
+struct SettingsTimeZone: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "time-zone",
+        abstract: "Show or set the time zone your days are counted in (summaries, worked hours, the daily quote).",
+        discussion: """
+            An IANA name such as Europe/Oslo, America/New_York or UTC. Expense summaries and \
+            worked hours are counted again in the new zone (the analytics service does it within \
+            a second); the quote of the day follows it from your next day.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The new zone; without it the current one is shown.") var zone: String?
+    @Flag(help: "Use this machine's zone (TZ).") var local = false
+
+    func execute(_ context: Context) async throws {
+        var name = zone
+        if local {
+            guard let here = Account.localZone(context.environment) else {
+                throw ServiceError.invalid("timeZone", "this machine's zone is not an IANA name; give one, e.g. Europe/Oslo")
+            }
+            name = here
+        }
+        guard let name else {
+            try await context.perform("auth", "auth.whoami") { user in "time zone \(Output.cell(user["timeZone"]))" }
+            return
+        }
+        try await context.perform("auth", "auth.settings.update", body: ["timeZone": .string(name)], write: true) {
+            result in
+            result["changed"]?.boolValue == false
+                ? "time zone is already \(Output.cell(result["timeZone"]))"
+                : "time zone set to \(Output.cell(result["timeZone"])); days, weeks and months are counted there now"
         }
     }
 }

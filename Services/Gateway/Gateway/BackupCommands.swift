@@ -215,15 +215,12 @@ struct RestoreCommand: GatewayCommand {
         }
     }
 
-    /// Where a backed-up folder goes back: records' photos to its photo folder.
+    /// Where a backed-up folder goes back: records' photos to its photo folder
+    /// (`LOGBOOK_RECORDS_PHOTO_DIR`), anything else beside the service's database.
     static func extraDestination(_ folder: String, service: String, configuration: StackConfiguration) -> String {
-        if service == "records", folder == "records-photos" || configuration.setting("records", "PHOTO_DIR") != nil {
-            return configuration.setting("records", "PHOTO_DIR")
-                ?? URL(fileURLWithPath: configuration.databasePath("records")).deletingLastPathComponent()
-                .appendingPathComponent("records-photos").path
-        }
-        return URL(fileURLWithPath: configuration.databasePath(service)).deletingLastPathComponent()
-            .appendingPathComponent(folder).path
+        let beside = URL(fileURLWithPath: configuration.databasePath(service)).deletingLastPathComponent()
+        if service == "records", let photos = configuration.setting("records", "PHOTO_DIR") { return photos }
+        return beside.appendingPathComponent(folder).path
     }
 
     /// The pid of a process that holds the database's lock (a running service), if any.

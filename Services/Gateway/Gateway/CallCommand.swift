@@ -1,6 +1,7 @@
 // `logbook call SERVICE METHOD [JSON]`: one raw request, the whole reply printed.
 import ArgumentParser
 import Foundation
+import Runtime
 import Wire
 
 struct Call: GatewayCommand {
@@ -26,6 +27,13 @@ struct Call: GatewayCommand {
     var idempotencyKey: String?
 
     func execute(_ context: Context) async throws {
+        // an unknown service is named at once, not after a timeout asking whether the stack runs
+        guard StackConfiguration.services.contains(service) else {
+            throw ServiceError(
+                .invalidArgument,
+                "no service named \"\(service)\": the services are \(StackConfiguration.services.joined(separator: ", "))",
+                field: "service")
+        }
         let text = body == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : body
         let json: JSONValue
         do {

@@ -19,7 +19,7 @@ struct Dashboard: GatewayCommand {
             service is not installed says so and does not count as a failure. Also shows how \
             many writes wait to sync. With --json: {user, sections: {name: {status, data, …}}, \
             queue, timings: {totalMs, sections, calls, slowestCallMs}}.
-            Months and weeks are UTC, as analytics counts them. Showing the quote counts as \
+            Months and weeks are your account's (its time zone), as analytics counts them. Showing the quote counts as \
             today's view of it (store.quote).
             Examples:
               logbook dashboard
@@ -242,10 +242,16 @@ struct DashboardSection: Sendable {
         } catch let error as ServiceError where Context.isUnreachable(error.code) {
             result.status = .unavailable
             result.error = error.message
+            // blame the services whose calls failed, not every service the section uses
+            var silent: [String] = []
+            for call in calls.recorded where call.outcome != "ok" && !silent.contains(call.service) {
+                silent.append(call.service)
+            }
+            if silent.isEmpty { silent = services }
             result.line =
                 error.message.contains("the stack is not running")
                 ? "unavailable (the stack is not running)"
-                : "unavailable (\(services.joined(separator: ", ")) did not answer in time)"
+                : "unavailable (\(silent.joined(separator: ", ")) did not answer in time)"
         } catch let error as ServiceError {
             result.status = .error
             result.error = error.message
@@ -281,12 +287,20 @@ struct DashboardSection: Sendable {
     // MARK: The sections
 
     static func all(selected: String?, now: Date) -> [DashboardSection] {
-        var utc = Calendar(identifier: .iso8601)
-        utc.timeZone = TimeZone(identifier: "UTC")!
-        let monthStart = utc.date(from: utc.dateComponents([.year, .month], from: now))!
-        let nextMonth = utc.date(byAdding: .month, value: 1, to: monthStart)!
-        let weekStart = utc.date(from: utc.dateComponents([.yearForWeekOfYear, .weekOfYear], from: now))!
-        let day = { @Sendable (date: Date) -> String in String(WireTime.format(date).prefix(10)) }
+        // this month and week on this machine's calendar (the account's zone is set from it);
+        // analytics reads the plain dates as the account's days
+        let local = {
+            var calendar = Calendar(identifier: .iso8601)
+            calendar.timeZone = .current
+            return calendar
+        }()
+        let monthStart = local.date(from: local.dateComponents([.year, .month], from: now))!
+        let nextMonth = local.date(byAdding: .month, value: 1, to: monthStart)!
+        let weekStart = local.date(from: local.dateComponents([.yearForWeekOfYear, .weekOfYear], from: now))!
+        let day = { @Sendable (date: Date) -> String in
+            let c = local.dateComponents([.year, .month, .day], from: date)
+            return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        }
         let month = String(day(monthStart).prefix(7))
         let week = day(weekStart)
         let monthFrom = day(monthStart)
@@ -389,7 +403,7 @@ struct DashboardSection: Sendable {
             },
             DashboardSection(name: "quote", title: "quote", services: ["store"]) { calls in
                 let quote = try await calls.send(
-                    "store", "store.quote", ["timeZone": .string(TimeZone.current.identifier)])
+                    "store", "store.quote", [:])
                 let text =
                     quote["kind"]?.stringValue == "intro"
                     ? Output.cell(quote["text"])

@@ -40,7 +40,7 @@ enum Failure {
     static func report(_ error: any Error, json: Bool) -> any Error {
         switch error {
         case let error as ServiceError:
-            Output.error(error, json: json)
+            Output.error(json ? error : UserWords.rewrite(error), json: json)
             return ExitStatus.exitCode(for: error.code)
         case is ExitCode, is CleanExit, is ValidationError:
             return error
@@ -48,5 +48,39 @@ enum Failure {
             Output.error(ServiceError(.internal, "\(error)"), json: json)
             return ExitCode(ExitStatus.failure)
         }
+    }
+}
+
+/// The services name their wire fields (`amountMinor`, `durationMs`, `caughtAt`); a person
+/// typed `amount`, `1h30m`, `--at`. Messages for people say it their way; `--json` keeps the
+/// service's error as it is, for scripts.
+enum UserWords {
+    /// wire field → the word the CLI's options and arguments use
+    static let fields: [String: String] = [
+        "amountMinor": "amount", "durationMs": "duration", "caughtAt": "at", "startedAt": "started",
+        "totalMinor": "total", "pricePerUnitMinor": "price-per-unit", "weightMg": "weight", "activityId": "activity",
+        "vehicleId": "car", "itemId": "item",
+    ]
+
+    static func rewrite(_ error: ServiceError) -> ServiceError {
+        var error = error
+        for (wire, word) in fields where error.message.contains(wire) {
+            if wire == "durationMs" { error.message = durations(error.message) }
+            error.message = error.message.replacingOccurrences(of: wire + ":", with: word + ":")
+                .replacingOccurrences(of: "(" + wire + ")", with: "(" + word + ")")
+                .replacingOccurrences(of: " " + wire + " ", with: " " + word + " ")
+        }
+        return error
+    }
+
+    /// `… 24 hours (86400000) (got 90000000)` → `… 24 hours (got 25:00:00)`: milliseconds
+    /// read as a clock.
+    static func durations(_ message: String) -> String {
+        var text = message.replacingOccurrences(of: " (86400000)", with: "")
+        if let range = text.range(of: #"\(got -?[0-9]+\)"#, options: .regularExpression) {
+            let digits = text[range].dropFirst(5).dropLast()
+            if let ms = Int64(digits) { text.replaceSubrange(range, with: "(got \(TimeText.clock(milliseconds: ms)))") }
+        }
+        return text
     }
 }

@@ -18,7 +18,7 @@ public struct Logbook: AsyncParsableCommand {
             """,
         version: LogbookVersion.current,
         subcommands: [
-            Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, DeleteAccount.self,
+            Register.self, Login.self, Logout.self, Whoami.self, SettingsGroup.self, Passwd.self, DeleteAccount.self,
             Dashboard.self, Sync.self,
             CarGroup.self, FillupGroup.self, CatchGroup.self, ExpenseGroup.self, AttendGroup.self,
             ActivityGroup.self, TimerGroup.self, NetWorth.self,
@@ -28,12 +28,46 @@ public struct Logbook: AsyncParsableCommand {
         ])
 
     public init() {}
+}
 
+/// A negative number typed as a value (`--volume -3`, `expense add Lunch -5`) would read as
+/// an option to the argument parser, which then answers "Missing value"; arranged so it
+/// reaches the command, which says what is wrong with it ("must be greater than 0").
+public enum NegativeNumbers {
+    static func isNegativeNumber(_ token: String) -> Bool {
+        guard token.count > 1, token.hasPrefix("-") else { return false }
+        let rest = token.dropFirst()
+        return rest.first?.isNumber == true && Double(rest) != nil
+    }
+
+    /// `--opt -3` becomes `--opt=-3`; a negative number standing alone (a positional value)
+    /// moves after a `--`, so it is read as the next positional argument. Arguments that
+    /// already use `--` are left as they are.
+    public static func arrange(_ arguments: [String]) -> [String] {
+        guard !arguments.contains("--"), arguments.contains(where: isNegativeNumber) else { return arguments }
+        var arranged: [String] = []
+        var positional: [String] = []
+        for token in arguments {
+            if isNegativeNumber(token) {
+                if let last = arranged.last, last.hasPrefix("--"), !last.contains("="), last.count > 2 {
+                    arranged[arranged.count - 1] = last + "=" + token
+                } else {
+                    positional.append(token)
+                }
+            } else {
+                arranged.append(token)
+            }
+        }
+        return positional.isEmpty ? arranged : arranged + ["--"] + positional
+    }
+}
+
+extension Logbook {
     /// Parses the command line, runs the command and exits. Usage errors exit 2 (not
     /// ArgumentParser's 64) so the exit status table stays one table.
     public static func runMain(_ arguments: [String]? = nil) async -> Never {
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot(NegativeNumbers.arrange(arguments ?? Array(CommandLine.arguments.dropFirst())))
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {

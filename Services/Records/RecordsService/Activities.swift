@@ -184,6 +184,26 @@ extension Records {
                 "must be more than 0 and at most 24 hours (86400000)", got: "\(body.durationMs)")
             let startedAt = body.startedAt ?? at.addingTimeInterval(-Double(body.durationMs) / 1000)
             try notInFuture(startedAt.addingTimeInterval(Double(body.durationMs) / 1000), "startedAt", now: at)
+            // the same practice counted twice: an entry of this activity already covers part of it
+            let start = startedAt.ms
+            let end = start + body.durationMs
+            if let other = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, startedAt, durationMs FROM timeEntry
+                    WHERE userId = ? AND activityId = ? AND startedAt < ? AND startedAt + durationMs > ?
+                    ORDER BY startedAt LIMIT 1
+                    """, arguments: [context.userId, body.activityId, end, start])
+            {
+                let otherStart = Date(ms: other["startedAt"])
+                let otherEnd = Date(ms: (other["startedAt"] as Int64) + (other["durationMs"] as Int64))
+                throw ServiceError(
+                    .failedPrecondition,
+                    "that time overlaps an entry already saved for this activity (\(WireTime.format(otherStart)) to "
+                        + "\(WireTime.format(otherEnd)), id \(other["id"] as String)): it would be counted twice; "
+                        + "give the time it started (startedAt) if it was another session",
+                    field: "startedAt")
+            }
             let entry = TimeEntry(
                 id: ID.make(at: at), activityId: body.activityId, durationMs: body.durationMs, startedAt: startedAt,
                 savedAt: at)

@@ -17,8 +17,9 @@ extension RecordsService {
         case "conditions.ready":
             let ready = try event.decode(ConditionsReady.self)
             guard let row = try pendingCatch(db, userId: userId, id: ready.catchId),
-                matches(row, ready.conditions.latitude, ready.conditions.longitude, ready.conditions.hour)
-            else { return }  // settled already, or fetched for the catch's old place or time
+                matches(row, ready.conditions.latitude, ready.conditions.longitude, ready.conditions.hour),
+                sameWater(row, ready.conditions.water)
+            else { return }  // settled already, or fetched for the catch's old place, time or water
             try db.execute(
                 sql: """
                     UPDATE fishCatch SET conditionsStatus = 'ready', conditionsReason = NULL, conditionsSummary = ?
@@ -33,6 +34,7 @@ extension RecordsService {
             {
                 return  // about the catch's old place or time
             }
+            guard sameWater(row, unavailable.water) else { return }
             try db.execute(
                 sql: """
                     UPDATE fishCatch SET conditionsStatus = 'unavailable', conditionsReason = ?, conditionsSummary = NULL
@@ -47,7 +49,7 @@ extension RecordsService {
     private static func pendingCatch(_ db: Database, userId: String, id: String) throws -> Row? {
         try Row.fetchOne(
             db,
-            sql: "SELECT latitude, longitude, caughtAt FROM fishCatch WHERE userId = ? AND id = ? AND conditionsStatus = 'pending'",
+            sql: "SELECT latitude, longitude, caughtAt, water FROM fishCatch WHERE userId = ? AND id = ? AND conditionsStatus = 'pending'",
             arguments: [userId, id])
     }
 
@@ -56,6 +58,12 @@ extension RecordsService {
         let caughtAt = Date(ms: row["caughtAt"])
         return rounded(row["latitude"]) == rounded(latitude) && rounded(row["longitude"]) == rounded(longitude)
             && abs(caughtAt.timeIntervalSince(hour)) <= 30 * 60 + 1
+    }
+
+    /// The answer was made for the catch's water (answers from before this was sent say nothing).
+    private static func sameWater(_ row: Row, _ water: String?) -> Bool {
+        guard let water else { return true }
+        return (row["water"] as String?) == water
     }
 
     /// Two decimals, as the weather-fetcher rounds the place it asks for.
@@ -68,6 +76,7 @@ struct ConditionsReady: Decodable {
         var latitude: Double
         var longitude: Double
         var hour: Date
+        var water: String?
     }
 
     var catchId: String
@@ -82,4 +91,5 @@ struct ConditionsUnavailable: Decodable {
     var latitude: Double?
     var longitude: Double?
     var hour: Date?
+    var water: String?
 }

@@ -154,17 +154,20 @@ struct Catch: Encodable, Sendable, Equatable {
     }
 }
 
-/// `catch.updated`: the record plus whether its place or time changed (conditions refetch).
+/// `catch.updated`: the record plus whether its place or time, or its water, changed
+/// (either refetches the conditions).
 struct CatchUpdated: Encodable, Sendable {
     var record: Catch
     var placeOrTimeChanged: Bool
+    var waterChanged: Bool = false
 
-    enum Keys: String, CodingKey { case placeOrTimeChanged }
+    enum Keys: String, CodingKey { case placeOrTimeChanged, waterChanged }
 
     func encode(to encoder: any Encoder) throws {
         try record.encode(to: encoder)
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(placeOrTimeChanged, forKey: .placeOrTimeChanged)
+        try container.encode(waterChanged, forKey: .waterChanged)
     }
 }
 
@@ -230,6 +233,21 @@ struct CatchList: Decodable, Sendable {
     var sort: CatchSort?
     var cursor: String?
     var limit: Int?
+}
+
+struct CatchBestsBody: Decodable, Sendable {
+    var water: Water?
+}
+
+/// A species' personal best: its heaviest catch and how many of that species there are.
+struct SpeciesBest: Encodable, Sendable {
+    var species: String
+    var catches: Int
+    var best: Catch
+}
+
+struct CatchBests: Encodable, Sendable {
+    var bests: [SpeciesBest]
 }
 
 struct CatchDeleted: Codable, Sendable {
@@ -318,7 +336,9 @@ extension Records {
                 let placeOrTimeChanged =
                     fish.latitude != before.latitude || fish.longitude != before.longitude
                     || fish.caughtAt != before.caughtAt
-                if placeOrTimeChanged { fish.conditions = .pending }
+                // fresh ↔ salt changes the conditions too: a salt-water catch has a tide
+                let waterChanged = fish.water != before.water
+                if placeOrTimeChanged || waterChanged { fish.conditions = .pending }
                 fish.updatedAt = at
                 switch body.photo {
                 case .unchanged: break
@@ -336,7 +356,7 @@ extension Records {
                     arguments: fish.arguments + [fish.id, context.userId])
                 try Outbox.append(
                     db, type: "catch.updated", userId: context.userId,
-                    data: CatchUpdated(record: fish, placeOrTimeChanged: placeOrTimeChanged), at: at)
+                    data: CatchUpdated(record: fish, placeOrTimeChanged: placeOrTimeChanged, waterChanged: waterChanged), at: at)
                 if let old = before.photo, old.hash != fish.photo?.hash {
                     try PhotoStore.dereference(db, old, work: prepared.work)
                 }
@@ -421,6 +441,35 @@ extension Records {
                     db, sql: sql, arguments: [context.userId, water, water] + after, limit: limit, sort: sort.rawValue,
                     key: key,
                     row: Catch.init(row:))
+            }
+        }
+        bestsRoute(&router, database: database)
+    }
+
+    /// Personal bests: per species (grouped case-insensitively, as suggestions group them),
+    /// the heaviest catch — kg and lb compared as mass; on a tie the earlier catch holds it —
+    /// and the species' number of catches; species A→Z.
+    func bestsRoute(_ router: inout Router, database: any DatabaseReader) {
+        router.read("records.catch.bests") { (body: CatchBestsBody, context) in
+            let water = body.water?.rawValue
+            return try await database.read { db in
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT * FROM (
+                            SELECT catchView.*,
+                                row_number() OVER (
+                                    PARTITION BY lower(trim(species)) ORDER BY weightMg DESC, caughtAt, id) AS bestRank,
+                                count(*) OVER (PARTITION BY lower(trim(species))) AS speciesCatches
+                            FROM catchView WHERE userId = ? AND (? IS NULL OR water = ?)
+                        ) WHERE bestRank = 1 ORDER BY lower(trim(species)), id
+                        """,
+                    arguments: [context.userId, water, water])
+                return CatchBests(
+                    bests: rows.map { row in
+                        let best = Catch(row: row)
+                        return SpeciesBest(species: best.species, catches: row["speciesCatches"], best: best)
+                    })
             }
         }
     }

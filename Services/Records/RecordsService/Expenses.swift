@@ -176,18 +176,27 @@ extension Records {
                     """
                 key = { ($0.date.ms, nil, $0.id) }
             case .amount:
+                // amounts compare only within a currency: currency by currency (A→Z), the
+                // largest first in each (1,000 JPY is not more than $12.50)
                 sql = """
                     SELECT * FROM expense
                     WHERE userId = ? AND date >= ? AND date < ? AND (? IS NULL OR category = ? COLLATE NOCASE)
-                        AND (amountMinor, id) < (?, ?)
-                    ORDER BY amountMinor DESC, id DESC LIMIT ?
+                        AND (currency > ? OR (currency = ? AND (amountMinor, id) < (?, ?)))
+                    ORDER BY currency, amountMinor DESC, id DESC LIMIT ?
                     """
-                key = { ($0.amountMinor, nil, $0.id) }
+                key = { ($0.amountMinor, $0.currency, $0.id) }
             }
-            let arguments: StatementArguments = [
+            var filters: StatementArguments = [
                 context.userId, body.from?.ms ?? Int64.min, body.to?.ms ?? Int64.max, category, category,
-                cursor?.n ?? Int64.max, cursor?.id ?? "",
             ]
+            if sort == .amount {
+                // before the first page every currency sorts after ""
+                let currency = cursor?.t ?? ""
+                filters += [currency, currency, cursor?.n ?? Int64.max, cursor?.id ?? ""]
+            } else {
+                filters += [cursor?.n ?? Int64.max, cursor?.id ?? ""]
+            }
+            let arguments = filters
             return try await database.read { db in
                 try Pagination.page(
                     db, sql: sql, arguments: arguments, limit: limit, sort: sort.rawValue, key: key, row: Expense.init(row:))

@@ -25,6 +25,14 @@ enum Schema {
                     UPDATE fillup SET pricePerUnitMilliMinor = pricePerUnitMilliMinor * 1000;
                     """)
         }
+        // `expense list --sort amount` orders within each currency
+        migrator.registerMigration("records.v4.expense-amount-by-currency") { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX expense_by_amount;
+                    CREATE INDEX expense_by_amount ON expense (userId, currency, amountMinor DESC, id DESC);
+                    """)
+        }
         return migrator
     }
 

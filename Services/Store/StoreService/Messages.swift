@@ -97,7 +97,10 @@ public struct QuoteResult: Codable, Sendable, Equatable {
     public var kind: String
     public var text: String
     public var author: String?
+    /// ZenQuotes' credit, only on a quote ZenQuotes gave (a bundled quote has none).
     public var attribution: String?
+    /// `zenquotes` or `bundled` (the public-domain list used when ZenQuotes is unreachable).
+    public var source: String?
     /// True only the first time this user sees the quote on this day.
     public var isNew: Bool?
     /// The user's day (YYYY-MM-DD) in the requested time zone.

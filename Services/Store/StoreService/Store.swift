@@ -93,7 +93,7 @@ public final class Store: Sendable {
             return try Ledger.buy(db, userId: context.userId, itemId: itemId, at: clock())
         }
         router.read("store.quote") { (body: QuoteRequest, context) in
-            try await self.quote(body, userId: context.userId)
+            try await self.quote(body, userId: context.userId, accountZone: context.principal?.timeZone)
         }
         return router
     }
@@ -169,9 +169,10 @@ public final class Store: Sendable {
     // MARK: Intro and quote of the day
 
     /// The first call ever answers the intro; later calls the quote of the user's day,
-    /// pinned on their first open of that day so it stays the same all day.
-    func quote(_ body: QuoteRequest, userId: String) async throws -> QuoteResult {
-        var zone = TimeZone.gmt
+    /// pinned on their first open of that day so it stays the same all day. The day is the
+    /// user's: in `timeZone` when the request names one, else in the account's zone.
+    func quote(_ body: QuoteRequest, userId: String, accountZone: String? = nil) async throws -> QuoteResult {
+        var zone = LocalDays.zone(or: accountZone)
         if let name = body.timeZone {
             guard let parsed = TimeZone(identifier: name) else {
                 throw ServiceError.invalid(
@@ -219,9 +220,12 @@ public final class Store: Sendable {
         .map { Quote(text: $0["text"], author: $0["author"]) }
     }
 
+    /// A quote from the bundled list is not ZenQuotes': it gets no ZenQuotes credit.
     static func quoteResult(_ quote: Quote, isNew: Bool, day: String) -> QuoteResult {
-        QuoteResult(
-            kind: "quote", text: quote.text, author: quote.author, attribution: attribution, isNew: isNew, day: day)
+        let bundled = FallbackQuotes.all.contains(quote)
+        return QuoteResult(
+            kind: "quote", text: quote.text, author: quote.author, attribution: bundled ? nil : attribution,
+            source: bundled ? "bundled" : "zenquotes", isNew: isNew, day: day)
     }
 
     // MARK: Events from other services

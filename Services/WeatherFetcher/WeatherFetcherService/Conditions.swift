@@ -13,6 +13,9 @@ public struct Conditions: Codable, Sendable, Equatable {
     /// The place asked for, rounded to 2 decimals (about 1 km).
     public var latitude: Double
     public var longitude: Double
+    /// fresh | salt: the water the catch had when these were fetched (a freshwater catch
+    /// gets no tide), so a consumer can tell an answer made before a change of water.
+    public var water: String?
 
     public var temperatureC: Double?
     public var temperatureBand: String?

@@ -18,6 +18,8 @@ struct CatchSnapshot: Decodable, Sendable {
     var water: String?
     /// Only on `catch.updated`.
     var placeOrTimeChanged: Bool?
+    /// Only on `catch.updated`: fresh ↔ salt, so the tide must be fetched or dropped.
+    var waterChanged: Bool?
 }
 
 struct CatchRef: Decodable, Sendable {
@@ -46,9 +48,9 @@ struct EventHandlers: Sendable {
                 return
             }
             let isUpdate = event.type == RecordsEvents.catchUpdated
-            // An update that moves neither place nor time keeps the conditions we have, but a
-            // catch never seen (its creation predates this service) gets a job now.
-            if isUpdate && snapshot.placeOrTimeChanged != true {
+            // An update that changes neither place, time nor water keeps the conditions we have,
+            // but a catch never seen (its creation predates this service) gets a job now.
+            if isUpdate && snapshot.placeOrTimeChanged != true && snapshot.waterChanged != true {
                 if try Jobs.exists(db, catchId: snapshot.id) { return }
             }
             let queued = try Jobs.enqueue(

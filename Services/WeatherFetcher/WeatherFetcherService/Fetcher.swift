@@ -64,17 +64,23 @@ final class Fetcher: Sendable {
             weather = try await weatherSlice(place, hour: hour, at: at)
             if water == "fresh" {
                 tide = .skipped
-            } else if let noaa = await noaaTide(place, at: at, fetch: true) {
-                tide = .noaa(noaa)
             } else {
-                tide = .slice(try await tideSlice(place, hour: hour))
+                let noaa = await noaaTide(place, at: at, fetch: true)
+                if let reading = noaa.tide {
+                    tide = .noaa(reading)
+                } else {
+                    var slice = try await tideSlice(place, hour: hour)
+                    // both refused: the reason names NOAA's answer too
+                    if let refused = slice.refused, let failure = noaa.failure { slice.refused = "\(refused); \(failure)" }
+                    tide = .slice(slice)
+                }
             }
         case .giveUp(let reason):
             guard let cached = try await cache.weather(place, hour: hour) else { throw FetchFailure.transient(reason) }
             weather = cached
             if water == "fresh" {
                 tide = .skipped
-            } else if let noaa = await noaaTide(place, at: at, fetch: false) {
+            } else if let noaa = await noaaTide(place, at: at, fetch: false).tide {
                 tide = .noaa(noaa)
             } else if let slice = try await cache.tide(place, hour: hour) {
                 tide = .slice(slice)
@@ -82,7 +88,10 @@ final class Fetcher: Sendable {
                 tide = .failed("tide unavailable: \(reason)")
             }
         }
-        return Conditions(weather: weather, tide: tide, latitude: place.latitude, longitude: place.longitude, at: at)
+        var conditions = Conditions(
+            weather: weather, tide: tide, latitude: place.latitude, longitude: place.longitude, at: at)
+        conditions.water = water
+        return conditions
     }
 
     private func weatherSlice(_ place: Place, hour: Int64, at: Date) async throws -> WeatherSlice {
@@ -102,14 +111,15 @@ final class Fetcher: Sendable {
     }
 
     /// The tide from the NOAA station nearest to the place, if one is within `noaaMaxKm` and
-    /// its predictions bracket the catch time; nil (use the marine API) on any failure.
+    /// its predictions bracket the catch time; no tide (use the marine API) on any failure,
+    /// with NOAA's own message when a station was asked and refused.
     /// - Parameter fetch: false answers from the caches only.
-    private func noaaTide(_ place: Place, at: Date, fetch: Bool) async -> NOAATide? {
-        guard settings.noaaMaxKm > 0 else { return nil }
+    private func noaaTide(_ place: Place, at: Date, fetch: Bool) async -> (tide: NOAATide?, failure: String?) {
+        guard settings.noaaMaxKm > 0 else { return (nil, nil) }
         guard let list = await stations.list(fetch: fetch),
             let (station, km) = NOAA.nearest(list, latitude: place.latitude, longitude: place.longitude),
             km <= settings.noaaMaxKm
-        else { return nil }
+        else { return (nil, nil) }
         // The day before to the day after: the highs and lows around any time of the day.
         let from = at.addingTimeInterval(-86400)
         let to = at.addingTimeInterval(86400)
@@ -119,7 +129,7 @@ final class Fetcher: Sendable {
             if let cached = try await cache.predictions(station: station.id, beginDay: beginDay) {
                 extremes = cached
             } else {
-                guard fetch else { return nil }
+                guard fetch else { return (nil, nil) }
                 extremes = try await noaa.predictions(station: station.id, from: from, to: to)
                 try await cache.store(predictions: extremes, station: station.id, beginDay: beginDay)
                 logger.debug("fetched", metadata: ["http.api": "noaa", "noaa.station": "\(station.id)"])
@@ -128,15 +138,15 @@ final class Fetcher: Sendable {
             logger.warning(
                 "NOAA tide predictions unavailable; using Open-Meteo Marine",
                 metadata: ["noaa.station": "\(station.id)", "error.detail": "\(error)"])
-            return nil
+            return (nil, "NOAA station \(station.id): \(error)")
         }
         guard let reading = Tide.hilo(extremes, at: Int64(at.timeIntervalSince1970.rounded(.down))) else {
             logger.warning(
                 "NOAA predictions do not surround the catch time; using Open-Meteo Marine",
                 metadata: ["noaa.station": "\(station.id)"])
-            return nil
+            return (nil, "NOAA station \(station.id): its predictions do not surround the catch time")
         }
-        return NOAATide(stationId: station.id, stationName: station.name, distanceKm: km, reading: reading)
+        return (NOAATide(stationId: station.id, stationName: station.name, distanceKm: km, reading: reading), nil)
     }
 
     private func tideSlice(_ place: Place, hour: Int64) async throws -> TideSlice {
@@ -171,7 +181,7 @@ final class Fetcher: Sendable {
             throw FetchFailure.transient("\(api): \(error)")
         }
         do throws(FetchFailure) {
-            let series = try OpenMeteo.parse(response)
+            let series = try OpenMeteo.parse(response, now: settings.now())
             logger.debug("fetched", metadata: ["http.api": "\(api)", "http.status": "\(response.status)"])
             return series
         } catch {

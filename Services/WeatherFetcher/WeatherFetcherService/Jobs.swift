@@ -53,6 +53,8 @@ struct ConditionsUnavailable: Codable, Sendable {
     var latitude: Double?
     var longitude: Double?
     var hour: Date?
+    /// fresh | salt: the catch's water the answer is for.
+    var water: String? = nil
 }
 
 enum Jobs {
@@ -231,7 +233,8 @@ enum Jobs {
         try Outbox.append(
             db, type: WeatherEvents.conditionsUnavailable, userId: job.userId,
             data: ConditionsUnavailable(
-                catchId: job.catchId, reason: reason, latitude: job.latitude, longitude: job.longitude, hour: job.at),
+                catchId: job.catchId, reason: reason, latitude: job.latitude, longitude: job.longitude, hour: job.at,
+                water: job.water),
             at: now)
         return true
     }

@@ -1,6 +1,6 @@
 // NOAA CO-OPS (EXTERNAL_APIS.md): the tide-prediction station list (mdapi) and high/low
 // predictions for one station (datagetter), the request URLs and reading the answers.
-// NOAA reports its errors as HTTP 200 with `{"error":{"message":…}}`; every way an answer
+// NOAA reports its errors as `{"error":{"message":…}}` (HTTP 200 or 400); every way an answer
 // can be wrong comes out as a `NOAAError`, and the caller falls back to Open-Meteo Marine.
 import Foundation
 import Runtime
@@ -111,7 +111,11 @@ enum NOAA {
 
     /// The JSON of a 200 answer that is not NOAA's error object.
     private static func answer(_ response: HTTPResponse) throws(NOAAError) -> JSONValue {
-        guard response.status == 200 else { throw NOAAError("HTTP \(response.status)") }
+        guard response.status == 200 else {
+            // NOAA's 400 answers carry the same error object: keep its message
+            let message = (try? JSONValue.parse(response.body))?["error"]?["message"]?.stringValue
+            throw NOAAError("HTTP \(response.status)" + (message.map { ": \($0)" } ?? ""))
+        }
         guard let json = try? JSONValue.parse(response.body) else {
             throw NOAAError("malformed or truncated JSON (\(response.body.count) bytes)")
         }

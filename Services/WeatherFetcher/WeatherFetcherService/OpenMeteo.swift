@@ -10,7 +10,9 @@ public enum FetchFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The provider refused the request itself (HTTP 400 `{"error":true,"reason":…}`, a date
     /// before 1940): asking again gives the same answer.
     case rejected(reason: String)
-    /// HTTP 429 or a "too many requests" answer: everyone slows down.
+    /// HTTP 429, a "too many requests" answer, or Open-Meteo's "… API request limit
+    /// exceeded" (whatever the status, 400 included): everyone pauses, until the limit's
+    /// reset when the answer says which limit it is.
     case rateLimited(retryAfter: Duration?)
     /// A timeout, a refused connection, HTTP 5xx, malformed or truncated JSON: try later.
     case transient(String)
@@ -65,6 +67,27 @@ enum OpenMeteo {
         return components.url
     }
 
+    /// How long until the quota an over-limit answer names is reset: the next minute, hour
+    /// or UTC day for Open-Meteo's "Minutely", "Hourly" and "Daily API request limit
+    /// exceeded" (plus a second, so the first call after it lands in the new period); nil
+    /// when the answer does not say which limit (the service's default pause then).
+    static func quotaReset(_ reason: String, now: Date) -> Duration? {
+        let text = reason.lowercased()
+        let period: Double
+        if text.contains("minutely") {
+            period = 60
+        } else if text.contains("hourly") {
+            period = 3600
+        } else if text.contains("daily") {
+            period = 86400
+        } else {
+            return nil
+        }
+        let seconds = now.timeIntervalSince1970
+        let reset = (seconds / period).rounded(.down) * period + period
+        return .milliseconds(Int64(((reset - seconds) + 1) * 1000))
+    }
+
     static func coordinate(_ value: Double) -> String { String(format: "%.2f", value) }
 
     /// `yyyy-MM-dd` in UTC.
@@ -73,14 +96,18 @@ enum OpenMeteo {
         return String(format: "%04d-%02d-%02d", y, m, d)
     }
 
-    /// Reads an answer: the series on success, otherwise why not.
-    static func parse(_ response: HTTPResponse) throws(FetchFailure) -> HourlySeries {
+    /// Reads an answer: the series on success, otherwise why not. `now` dates a quota's
+    /// reset ("Hourly API request limit exceeded" lasts until the next hour).
+    static func parse(_ response: HTTPResponse, now: Date = Date()) throws(FetchFailure) -> HourlySeries {
         let text = String(decoding: response.body.prefix(2000), as: UTF8.self)
         let json = try? JSONValue.parse(response.body)
         let reason = json?["reason"]?.stringValue
-        if response.status == 429 || text.lowercased().contains("too many requests") {
-            let seconds = response.headers["retry-after"].flatMap(Double.init)
-            throw .rateLimited(retryAfter: seconds.map { .milliseconds(Int64($0 * 1000)) })
+        let lowered = text.lowercased()
+        if response.status == 429 || lowered.contains("too many requests") || lowered.contains("request limit exceeded") {
+            if let seconds = response.headers["retry-after"].flatMap(Double.init), seconds >= 0 {
+                throw .rateLimited(retryAfter: .milliseconds(Int64(seconds * 1000)))
+            }
+            throw .rateLimited(retryAfter: quotaReset(reason ?? text, now: now))
         }
         if response.status == 400 || (response.status == 200 && json?["error"]?.boolValue == true) {
             throw .rejected(reason: reason ?? "the weather provider refused the request (HTTP \(response.status))")

@@ -21,6 +21,15 @@ enum Activities {
         TimeText.progress(value["progress"]?.doubleValue ?? Double(value["totalMs"]?.int64Value ?? 0) / Double(TimeValue.goalMs))
     }
 
+    /// The cash a just-saved entry of `ms` earned, by the store's one rule (the floor of the
+    /// new total less the floor of the old: TimeValue.earned), from the net worth records
+    /// now holds; the entry's own floor when that cannot be read.
+    static func earned(_ context: Context, _ ms: Int64) async -> String {
+        guard let total = try? await context.send("records", "records.networth")["totalMs"]?.int64Value, total >= ms
+        else { return Money.format(TimeValue.cents(ms)) }
+        return Money.format(TimeValue.earned(ms, totalAfterMs: total))
+    }
+
     static func describeTimer(_ name: String, _ timer: JSONValue) -> String {
         "\(name): \(Output.cell(timer["state"])) \(TimeText.clock(milliseconds: timer["elapsedMs"]?.int64Value ?? 0))"
     }
@@ -97,9 +106,22 @@ struct ActivityDelete: GatewayCommand {
     func execute(_ context: Context) async throws {
         let found = try await Resolve.activity(context, activity)
         let what = "activity \"\(Output.cell(found["name"]))\" (\(Output.cell(found["amount"])) logged)"
-        try Confirm.delete("Delete \(what)? Its time stays in your net worth.", yes: yes)
+        // time on a timer that was never saved is lost with the activity: say so, and how much
+        let state = found["timer"]?["state"]?.stringValue ?? "idle"
+        let unsaved = found["timer"]?["elapsedMs"]?.int64Value ?? 0
+        let loss =
+            state == "idle" || unsaved <= 0
+            ? ""
+            : " Its \(state) timer's \(TimeText.clock(milliseconds: unsaved)) (not saved) will be discarded."
+        try Confirm.delete("Delete \(what)? Its time stays in your net worth.\(loss)", yes: yes)
         let result = try await context.send("records", "records.activity.delete", body: ["id": found["id"] ?? .null], write: true)
-        if context.json { Output.json(result) } else { Output.line("deleted \(what)") }
+        if context.json {
+            Output.json(result)
+        } else {
+            Output.line(
+                "deleted \(what)"
+                    + (loss.isEmpty ? "" : "; discarded its \(state) timer's \(TimeText.clock(milliseconds: unsaved)) (not saved)"))
+        }
     }
 }
 
@@ -152,13 +174,18 @@ struct ActivityAddTime: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let milliseconds = try TimeText.duration(duration, field: "duration")
+        guard milliseconds <= 24 * TimeValue.msPerHour else {
+            throw ServiceError.invalid(
+                "duration", "must be at most 24 hours at once (got \(TimeText.clock(milliseconds: milliseconds)))")
+        }
         let found = try await Resolve.activity(context, activity)
         var body: [String: JSONValue] = ["activityId": found["id"] ?? .null, "durationMs": .number(Double(milliseconds))]
         if let started { body["startedAt"] = .string(WireTime.format(try TimeText.parse(started, field: "started"))) }
-        try await context.perform("records", "records.time.add", body: .object(body), write: true) { entry in
-            let ms = entry["durationMs"]?.int64Value ?? 0
-            return "added \(TimeText.clock(milliseconds: ms)) (\(Money.format(TimeValue.cents(ms)))) to \(Output.cell(found["name"]))"
-        }
+        let entry = try await context.send("records", "records.time.add", body: .object(body), write: true)
+        if context.json { return Output.json(entry) }
+        let ms = entry["durationMs"]?.int64Value ?? 0
+        Output.line(
+            "added \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(Output.cell(found["name"]))")
     }
 }
 
@@ -194,13 +221,14 @@ extension TimerCommand {
         let name = Output.cell(found["name"])
         let body: JSONValue = ["activityId": found["id"] ?? .null]
         let write = Self.action != "get"
-        try await context.perform("records", "records.timer.\(Self.action)", body: body, write: write) { result in
-            if Self.action == "save" {
-                let ms = result["entry"]?["durationMs"]?.int64Value ?? 0
-                return "saved \(TimeText.clock(milliseconds: ms)) (\(Money.format(TimeValue.cents(ms)))) to \(name)"
-            }
-            return Activities.describeTimer(name, result)
+        let result = try await context.send("records", "records.timer.\(Self.action)", body: body, write: write)
+        if context.json { return Output.json(result) }
+        if Self.action == "save" {
+            let ms = result["entry"]?["durationMs"]?.int64Value ?? 0
+            Output.line("saved \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(name)")
+            return
         }
+        Output.line(Activities.describeTimer(name, result))
     }
 }
 

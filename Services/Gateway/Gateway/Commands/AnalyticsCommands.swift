@@ -24,7 +24,7 @@ enum Analytics {
         }
     }
 
-    /// A plain date `2026-05-01` (a real day), which analytics reads as a UTC day.
+    /// A plain date `2026-05-01` (a real day), which analytics reads as a day of the account's zone.
     static func isDate(_ text: String) -> Bool { day(text) != nil }
 
     static func day(_ text: String) -> Date? {
@@ -52,7 +52,7 @@ enum Analytics {
         return calendar.date(byAdding: .day, value: days, to: date).map { dayFormatter().string(from: $0) }
     }
 
-    /// `--from`/`--to` as analytics reads them: a plain date stays a (UTC) day, and `--to DATE`
+    /// `--from`/`--to` as analytics reads them: a plain date stays a (local) day, and `--to DATE`
     /// includes that day (analytics' `to` is exclusive); any other time is sent with its offset.
     static func range(from: String?, to: String?) throws -> [String: JSONValue] {
         var body: [String: JSONValue] = [:]
@@ -61,8 +61,23 @@ enum Analytics {
         }
         if let to {
             if let next = shift(to, days: 1) { body["to"] = .string(next) } else { body["to"] = try TimeText.wire(to, field: "to") }
+            // refused here, in the words typed: analytics would echo `to` as the day after
+            if let from, let start = day(from) ?? (try? TimeText.parse(from, field: "from")),
+                let end = day(body["to"]?.stringValue ?? "") ?? body["to"]?.stringValue.flatMap(WireTime.parse), end <= start
+            {
+                throw ServiceError.invalid("to", "must not be before --from (got --from \(from) --to \(to))")
+            }
         }
         return body
+    }
+
+    /// A note when the account counts days in another zone than this machine's, else nil.
+    static func zoneNote(_ answer: JSONValue, environment: [String: String]) -> String? {
+        guard let zone = answer["timeZone"]?.stringValue, let here = Account.localZone(environment),
+            LocalDays.zone(named: zone)?.identifier != LocalDays.zone(named: here)?.identifier
+        else { return nil }
+        return "days are counted in \(zone), your account's time zone (this machine is in \(here); "
+            + "`logbook settings time-zone --local` changes it)"
     }
 
     /// A ratio with 2 decimals: 27.08, 25.00.
@@ -233,7 +248,8 @@ struct ExpenseSummary: GatewayCommand {
         commandName: "summary",
         abstract: "Totals per day, week, month, year or category; average per day; the largest expenses.",
         discussion: """
-            From the analytics service. Days are UTC days; weeks are ISO weeks (2026-W19). \
+            From the analytics service. Days are your account's days (its time zone: \
+            `logbook settings time-zone`); weeks are ISO weeks (2026-W19). \
             --to DATE includes that day. Currencies are never added together: each has its \
             own totals.
             Examples:
@@ -257,6 +273,7 @@ struct ExpenseSummary: GatewayCommand {
             FileHandle.standardOutput.write(Data(ExpenseText.csv(summary).utf8))
         } else {
             Output.line(ExpenseText.summary(summary))
+            if let note = Analytics.zoneNote(summary, environment: context.environment) { Output.line(note) }
         }
     }
 }
@@ -329,8 +346,8 @@ struct AttendHours: GatewayCommand {
         commandName: "hours",
         abstract: "Hours worked per day (or ISO week) from arrival → departure pairs; open entries flagged.",
         discussion: """
-            From the analytics service. Days are UTC days, and a shift over midnight is split \
-            there. An arrival without its departure (or the reverse) is listed, not counted. \
+            From the analytics service. Days are your account's days (its time zone: \
+            `logbook settings time-zone`), and a shift over midnight is split at that midnight. An arrival without its departure (or the reverse) is listed, not counted. \
             --to DATE includes that day.
             Examples:
               logbook attend hours
@@ -356,6 +373,7 @@ struct AttendHours: GatewayCommand {
             return
         }
         Output.line(AttendanceText.hours(hours, week: week))
+        if let note = Analytics.zoneNote(hours, environment: context.environment) { Output.line(note) }
     }
 }
 
@@ -465,12 +483,20 @@ enum SuggestText {
                     ["CONDITION", "MOST CATCHES", "COUNT", "SHARE", "BAITS THERE"],
                     conditions.map { condition in
                         let best = condition["best"] ?? [:]
+                        // buckets with as many catches as the best are a tie, not a lesser bucket
+                        let tied = (condition["buckets"]?.arrayValue ?? []).filter { $0["count"] == best["count"] }
+                        let winners = tied.count > 1 ? tied : [best]
                         return [
-                            Output.cell(condition["label"]), Output.cell(best["bucket"]),
-                            "\(Output.cell(best["count"])) of \(Output.cell(condition["catches"]))",
+                            Output.cell(condition["label"]),
+                            winners.map { Output.cell($0["bucket"]) }.joined(separator: " = ")
+                                + (winners.count > 1 ? " (\(winners.count)-way tie)" : ""),
+                            "\(Output.cell(best["count"])) of \(Output.cell(condition["catches"]))"
+                                + (winners.count > 1 ? " each" : ""),
                             Analytics.percent(best["share"]?.doubleValue),
-                            (best["baits"]?.arrayValue ?? []).map { "\(Output.cell($0["bait"])) (\(Output.cell($0["count"])))" }
-                                .joined(separator: ", "),
+                            winners.map { bucket in
+                                (bucket["baits"]?.arrayValue ?? []).map { "\(Output.cell($0["bait"])) (\(Output.cell($0["count"])))" }
+                                    .joined(separator: ", ")
+                            }.joined(separator: "; "),
                         ]
                     }))
         }

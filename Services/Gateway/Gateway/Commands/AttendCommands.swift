@@ -1,5 +1,5 @@
 // `logbook attend in|out|latest|history|map|delete`: arrivals and departures (seed 003).
-// Entries made here carry source `cli`.
+// Entries made here carry source `cli` unless --source names the app they came from.
 import ArgumentParser
 import Foundation
 import Wire
@@ -15,6 +15,7 @@ struct AttendGroup: AsyncParsableCommand {
               logbook attend in --lat 40.7128 --lon=-74.006 --accuracy 15
               logbook attend out --note "left early"
               logbook attend in --at "2026-05-01 08:55" --correction
+              logbook attend out --source company       # entered for the company's system
               logbook attend latest
               logbook attend history --limit 20
               logbook attend map -o office.geojson
@@ -29,13 +30,18 @@ struct EntryOptions: ParsableArguments {
     var at: String?
     @Option(help: "A note.") var note: String?
     @Flag(help: "Record it even though the previous entry is of the same kind.") var correction = false
+    @Option(help: "Which app it came from: cli (default), ios, android, web or company.") var source: AttendanceSourceOption = .cli
 }
+
+enum AttendanceSourceOption: String, ExpressibleByArgument, CaseIterable { case cli, ios, android, web, company }
 
 enum Attendance {
     static func kind(_ entry: JSONValue) -> String { entry["kind"]?.stringValue == "arrival" ? "in" : "out" }
 
     static func record(_ context: Context, kind: String, _ options: EntryOptions) async throws {
-        var body: [String: JSONValue] = ["kind": .string(kind), "source": "cli", "correction": .bool(options.correction)]
+        var body: [String: JSONValue] = [
+            "kind": .string(kind), "source": .string(options.source.rawValue), "correction": .bool(options.correction),
+        ]
         if let latitude = options.place.latitude { body["latitude"] = .number(latitude) }
         if let longitude = options.place.longitude { body["longitude"] = .number(longitude) }
         if let accuracy = options.accuracy { body["accuracy"] = .number(accuracy) }

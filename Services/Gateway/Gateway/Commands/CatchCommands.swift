@@ -17,12 +17,14 @@ struct CatchGroup: AsyncParsableCommand {
               logbook catch add --species Bass --weight 4.1 --unit lb --bait squid --water salt \\
                   --lat 36.6 --lon=-121.9 --at "2026-05-01 06:30" --photo bass.jpg
               logbook catch list --sort weight
+              logbook catch bests                     # your heaviest catch of each species
               logbook catch show 0196…
               logbook catch map -o catches.geojson
               logbook catch photo 0196… --thumbnail -o bass-small.jpg
             """,
         subcommands: [
-            CatchAdd.self, CatchList.self, CatchShow.self, CatchEdit.self, CatchDelete.self, CatchMap.self, CatchPhoto.self,
+            CatchAdd.self, CatchList.self, CatchBestsCommand.self, CatchShow.self, CatchEdit.self, CatchDelete.self,
+            CatchMap.self, CatchPhoto.self,
         ])
 }
 
@@ -32,6 +34,27 @@ enum LengthUnit: String, ExpressibleByArgument, CaseIterable { case cm, `in` }
 enum CatchSort: String, ExpressibleByArgument, CaseIterable { case date, weight, species }
 
 enum Catches {
+    /// The personal-bests table: species, best weight, when, bait, water, catches.
+    static func bests(_ bests: [JSONValue]) -> String {
+        guard !bests.isEmpty else { return "no catches yet" }
+        return Output.table(
+            ["SPECIES", "BEST", "DATE", "BAIT", "WATER", "CATCHES", "ID"],
+            bests.map { entry in
+                let fish = entry["best"] ?? .null
+                return [
+                    Output.cell(entry["species"]), weight(fish), TimeText.local(fish["caughtAt"]),
+                    Output.cell(fish["bait"]), Output.cell(fish["water"]), Output.cell(entry["catches"]),
+                    Output.cell(fish["id"]),
+                ]
+            })
+    }
+
+    /// A value with `digits` decimals, never "-0.0": a reading that rounds to zero has no sign.
+    static func fixed(_ value: Double, digits: Int) -> String {
+        let text = String(format: "%.\(digits)f", value)
+        return text.hasPrefix("-") && text.dropFirst().allSatisfy({ $0 == "0" || $0 == "." }) ? String(text.dropFirst()) : text
+    }
+
     static func weight(_ fish: JSONValue) -> String {
         "\(Quantity.text(fish["weight"])) \(Output.cell(fish["weightUnit"]))"
     }
@@ -213,6 +236,29 @@ struct CatchList: GatewayCommand {
     }
 }
 
+struct CatchBestsCommand: GatewayCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bests", abstract: "Your personal best of each species: the heaviest catch (kg and lb compared as mass).",
+        discussion: """
+            Species are grouped whatever their case ("pike" and "Pike"); a tie goes to the \
+            earlier catch.
+            Examples:
+              logbook catch bests
+              logbook catch bests --water salt --json
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only fresh or salt water.") var water: Water?
+
+    func execute(_ context: Context) async throws {
+        var body: [String: JSONValue] = [:]
+        if let water { body["water"] = .string(water.rawValue) }
+        try await context.perform("records", "records.catch.bests", body: .object(body)) { result in
+            Catches.bests(result["bests"]?.arrayValue ?? [])
+        }
+    }
+}
+
 struct CatchShow: GatewayCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show every field of a catch and its weather conditions.",
@@ -270,7 +316,7 @@ struct CatchShow: GatewayCommand {
     /// The weather-fetcher's values and buckets, one line per condition (missing ones left out).
     static func weatherLines(_ w: JSONValue) -> [(String, String)] {
         func number(_ key: String, _ digits: Int = 0) -> String? {
-            w[key]?.doubleValue.map { String(format: "%.\(digits)f", $0) }
+            w[key]?.doubleValue.map { Catches.fixed($0, digits: digits) }
         }
         func text(_ key: String) -> String? { w[key]?.stringValue }
         func joined(_ parts: String?...) -> String? {
@@ -437,14 +483,24 @@ enum Maps {
 struct CatchPhoto: GatewayCommand {
     static let configuration = CommandConfiguration(
         commandName: "photo", abstract: "Save a catch's photo (or its thumbnail) to a file.",
-        discussion: "Examples:\n  logbook catch photo 0196… -o pike.jpg\n  logbook catch photo 0196… --thumbnail -o pike-small.jpg")
+        discussion: """
+            An existing file is not overwritten unless --force is given.
+            Examples:
+              logbook catch photo 0196… -o pike.jpg
+              logbook catch photo 0196… --thumbnail -o pike-small.jpg --force
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The catch's id.") var id: String
     @Flag(help: "The small JPEG thumbnail (≤ 256 px) instead of the photo.") var thumbnail = false
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The file to write.", valueName: "file")) var output: String
+    @Flag(help: "Overwrite the file if it exists.") var force = false
 
     func execute(_ context: Context) async throws {
+        if !force && FileManager.default.fileExists(atPath: output) {
+            throw ServiceError(
+                .failedPrecondition, "\(output) already exists; pass --force to overwrite it", field: "output")
+        }
         let photo = try await context.send(
             "records", "records.catch.photo.get", body: ["id": .string(id), "thumbnail": .bool(thumbnail)])
         guard let text = photo["data"]?.stringValue, let data = Data(base64Encoded: text) else {

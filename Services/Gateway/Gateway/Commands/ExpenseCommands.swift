@@ -82,11 +82,16 @@ struct ExpenseList: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         var body: [String: JSONValue] = ["sort": .string(sort.rawValue)]
-        if let from { body["from"] = try TimeText.wire(from, field: "from") }
+        let start = try from.map { try TimeText.parse($0, field: "from") }
+        if let start { body["from"] = .string(WireTime.format(start)) }
         if let to {
             var end = try TimeText.parse(to, field: "to")
             if TimeText.isDateOnly(to) {
                 end = Calendar.current.date(byAdding: .day, value: 1, to: end) ?? end
+            }
+            // refused here, in the words typed: the service would echo the shifted end
+            if let start, let from, end <= start {
+                throw ServiceError.invalid("to", "must not be before --from (got --from \(from) --to \(to))")
             }
             body["to"] = .string(WireTime.format(end))
         }

@@ -30,6 +30,13 @@ enum Fullness: String, EnumerableFlag {
 }
 
 enum Fillups {
+    /// The fill-up's car, for its units in a confirmation; nil when it cannot be read.
+    static func car(_ context: Context, of fill: JSONValue) async -> JSONValue? {
+        guard let id = fill["vehicleId"]?.stringValue else { return nil }
+        return try? await context.send("records", "records.vehicle.get", body: ["id": .string(id)])
+    }
+
+    /// `2026-05-01 14:45: 9.35 gal, $33.00` (the volume unit when the car is known).
     static func describe(_ fill: JSONValue, car: JSONValue?) -> String {
         let volume = "\(Quantity.text(fill["volume"])) \(car.map { Output.cell($0["volumeUnit"]) } ?? "")"
             .trimmingCharacters(in: .whitespaces)
@@ -51,8 +58,24 @@ enum Fillups {
     /// Each fill's economy from analytics, or why there is none. Never fails the list.
     struct Economy {
         var values: [String: String] = [:]
+        /// Why a fill-up has no economy, as analytics says it (full text, for the footnotes).
+        var reasons: [String: String] = [:]
         var headline: String?
         var note: String?
+    }
+
+    /// The economy cell of a fill-up that has none: a word or two for the reason analytics
+    /// gives in full (the list repeats the full reason under the table).
+    static func shortReason(_ outcome: String?) -> String? {
+        switch outcome {
+        case "first": "- (first)"
+        case "partial": "- (partial)"
+        case "missed": "- (after a missed fill)"
+        case "distance_unknown": "- (no distance)"
+        case "odometer_backwards": "- (odometer backwards)"
+        case "no_distance": "- (no distance driven)"
+        default: nil
+        }
     }
 
     static func economy(_ context: Context, vehicleId: String) async -> Economy {
@@ -67,7 +90,12 @@ enum Fillups {
             let label = Output.cell(list["unitLabel"])
             for fill in list["fills"]?.arrayValue ?? [] {
                 guard let id = fill["fillId"]?.stringValue else { continue }
-                economy.values[id] = fill["economy"].flatMap(\.doubleValue).map { String(format: "%.2f", $0) } ?? "-"
+                if let value = fill["economy"]?.doubleValue {
+                    economy.values[id] = String(format: "%.2f", value)
+                } else {
+                    economy.values[id] = Self.shortReason(fill["outcome"]?.stringValue) ?? "-"
+                    economy.reasons[id] = fill["reason"]?.stringValue
+                }
             }
             if let stats = try? await context.send(
                 "analytics", "analytics.fuel.stats", body: ["vehicleId": .string(vehicleId)], timeout: timeout)
@@ -192,10 +220,20 @@ struct FillupList: GatewayCommand {
                 CSV.cells(fill, ["id", "date", "odometer", "trip", "volume"])
                     + [unitPrice(fill, true), total(fill, true)]
                     + CSV.cells(fill, ["currency", "full", "missed", "note"])
-                    + [economyOf(fill) == "-" ? "" : economyOf(fill)]
+                    + [Double(economyOf(fill)) == nil ? "" : economyOf(fill)]
             })
         var notes: [String] = []
         if let note = economy.note { notes.append(note) }
+        // the full reason once per kind, for the fill-ups on this page that have no economy
+        var explained: Set<String> = []
+        for fill in fetched.items {
+            guard let id = fill["id"]?.stringValue, let reason = economy.reasons[id],
+                ["missed", "distance_unknown", "odometer_backwards", "no_distance"].contains(where: {
+                    economy.values[id] == Fillups.shortReason($0)
+                }), explained.insert(reason).inserted
+            else { continue }
+            notes.append("\(economy.values[id] ?? "-"): \(reason)")
+        }
         if !options.csv {
             Output.line("\(Cars.describe(vehicle))" + (economy.headline.map { ": \($0)" } ?? ""))
         }
@@ -247,9 +285,10 @@ struct FillupEdit: GatewayCommand {
             try Fillups.prices(perUnit: pricePerUnit, total: total, currency: money ?? "USD", into: &body)
         }
         guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
-        try await context.perform("records", "records.fillup.update", body: .object(body), write: true) { fill in
-            "updated fill-up \(Output.cell(fill["id"])): \(Fillups.describe(fill, car: nil))"
-        }
+        let fill = try await context.send("records", "records.fillup.update", body: .object(body), write: true)
+        if context.json { return Output.json(fill) }
+        let car = await Fillups.car(context, of: fill)
+        Output.line("updated fill-up \(Output.cell(fill["id"])): \(Fillups.describe(fill, car: car))")
     }
 }
 
@@ -264,7 +303,7 @@ struct FillupDelete: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let fill = try await context.send("records", "records.fillup.get", body: ["id": .string(id)])
-        let what = "fill-up of \(Fillups.describe(fill, car: nil))"
+        let what = "fill-up of \(Fillups.describe(fill, car: await Fillups.car(context, of: fill)))"
         try Confirm.delete("Delete the \(what)?", yes: yes)
         let result = try await context.send("records", "records.fillup.delete", body: ["id": .string(id)], write: true)
         if context.json { Output.json(result) } else { Output.line("deleted the \(what)") }

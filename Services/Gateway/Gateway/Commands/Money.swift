@@ -52,6 +52,9 @@ public enum Money {
     private static func parse(_ text: String, currency: String, field: String, extraDecimals: Int) throws -> Int64 {
         let exponent = exponent(currency) + extraDecimals
         let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("-"), Double(trimmed) != nil {
+            throw ServiceError.invalid(field, "must be greater than 0 (got \(text))")
+        }
         let parts = trimmed.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = parts.first.map(String.init) ?? ""
         var fraction = parts.count > 1 ? String(parts[1]) : ""

@@ -285,7 +285,8 @@ struct QuoteCommand: GatewayCommand {
     static let configuration = CommandConfiguration(
         commandName: "quote", abstract: "The quote of the day (the very first time: what Ten-Grand is about).",
         discussion: """
-            Your day is counted in --time-zone, by default this machine's zone (TZ). The quote \
+            Your day is counted in --time-zone, by default your account's zone (`logbook whoami`; \
+            change it with `logbook settings time-zone`). The quote \
             stays the same all your day; "new today" marks the first time you see it that day.
             Examples:
               logbook quote
@@ -293,12 +294,12 @@ struct QuoteCommand: GatewayCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("time-zone"), help: ArgumentHelp("An IANA time zone (default: the local one).", valueName: "zone"))
+    @Option(name: .customLong("time-zone"), help: ArgumentHelp("An IANA time zone (default: your account's).", valueName: "zone"))
     var timeZone: String?
 
     func execute(_ context: Context) async throws {
         var body: [String: JSONValue] = [:]
-        if let zone = timeZone ?? Self.localZone(context.environment) { body["timeZone"] = .string(zone) }
+        if let timeZone { body["timeZone"] = .string(timeZone) }
         try await context.perform("store", "store.quote", body: .object(body)) { StoreText.quote($0) }
     }
 

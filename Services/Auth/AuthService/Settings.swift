@@ -1,0 +1,37 @@
+// auth.settings.update: the account's settings a client may change. Today that is the time
+// zone every service counts days, weeks and months in. The change and its
+// `user.settings.changed` event commit together; session caches elsewhere drop the user's
+// cached principal on the event, and analytics recounts the user's days in the new zone.
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Wire
+
+struct SettingsUpdateBody: Codable, Sendable {
+    var timeZone: String?
+}
+
+struct SettingsResult: Codable, Sendable, Equatable {
+    var timeZone: String
+    /// False when the zone was already this one (nothing written, no event).
+    var changed: Bool
+}
+
+extension Handlers {
+    func updateSettings(_ body: SettingsUpdateBody, _ context: RequestContext, _ db: Database) throws
+        -> SettingsResult
+    {
+        guard let name = body.timeZone else { throw ServiceError.invalid("timeZone", "is required") }
+        let zone = try AccountRules.timeZone(name)!
+        let userId = context.userId
+        guard let user = try User.find(db, id: userId) else { throw DatabaseSessions.refused }
+        guard user.timeZone != zone else { return SettingsResult(timeZone: zone, changed: false) }
+        try db.execute(sql: "UPDATE users SET timeZone = ? WHERE id = ?", arguments: [zone, userId])
+        try Outbox.append(
+            db, type: AuthEvents.userSettingsChanged, userId: userId,
+            data: AuthEvents.UserSettingsChanged(userId: userId, timeZone: zone), at: now)
+        context.logger.info("time zone changed", metadata: ["user.timeZone": "\(zone)"])
+        return SettingsResult(timeZone: zone, changed: true)
+    }
+}
