@@ -11,6 +11,11 @@ if ! command -v strace >/dev/null; then
     sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
     "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq strace
 fi
+# Schemathesis, the independent HTTP client of Tests/EndToEndTests/SchemathesisTests.swift.
+if ! command -v schemathesis >/dev/null; then
+    echo "test: installing schemathesis (pip)"
+    python3 -m pip install --quiet --disable-pip-version-check schemathesis
+fi
 # Serially: many suites start real services and give them seconds to answer; run all at
 # once on a two-core machine, they starve each other's services and fail on time, not on
 # behaviour. Concurrency is exercised inside the tests (1,000 concurrent requests, parallel

@@ -51,11 +51,6 @@ public enum OpenAPI {
                             "retryAfterMs": ["type": "integer"], "details": [:] as [String: Any],
                         ],
                     ],
-                    "Page": [
-                        "type": "object",
-                        "required": ["items"],
-                        "properties": ["items": ["type": "array", "items": ["type": "object"]], "nextCursor": ["type": "string"]],
-                    ],
                     "Readiness": [
                         "type": "object", "required": ["ready", "services"],
                         "properties": ["ready": ["type": "boolean"], "services": ["type": "object", "additionalProperties": ["type": "string"]]],
@@ -138,11 +133,16 @@ public enum OpenAPI {
         switch route.answer {
         case .json:
             success = ["description": "the service's result", "content": ["application/json": ["schema": ["type": "object"]]]]
-        case .page:
+        case .page(let items):
+            let page: [String: Any] = [
+                "type": "object",
+                "required": [items],
+                "properties": [items: ["type": "array", "items": ["type": "object"]], "nextCursor": ["type": "string"]],
+            ]
             success = [
                 "description": "a page; `Link: <…>; rel=\"next\"` names the next one",
                 "headers": ["Link": ["schema": ["type": "string"]]],
-                "content": ["application/json": ["schema": ref("Page")]],
+                "content": ["application/json": ["schema": page]],
             ]
         case .photo:
             let binary: [String: Any] = ["schema": ["type": "string", "format": "binary"]]

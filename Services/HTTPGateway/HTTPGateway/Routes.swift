@@ -25,8 +25,9 @@ public struct Route: Sendable {
     public enum Answer: Sendable {
         /// The service's result as JSON.
         case json
-        /// A list page `{items, nextCursor?}`, with a `Link: rel="next"` header.
-        case page
+        /// A list page `{<items>: [...], nextCursor?}` (the list's key is `items` but for
+        /// the store's ledger, `entries`), with a `Link: rel="next"` header.
+        case page(items: String = "items")
         /// A photo `{contentType, data, hash}`: the bytes, with an ETag.
         case photo
     }
@@ -138,7 +139,7 @@ public enum Routes {
 
     static let auth: [Route] = [
         .write(.post, "/v1/users", "auth", "auth.register", "Register an account", tag: "auth",
-               body: [.init("username", required: true), .init("password", required: true), .init("email")], status: 201)
+               body: [.init("username", required: true), .init("password", required: true), .init("email"), .init("timeZone")], status: 201)
             .anonymous,
         Route(method: .post, path: "/v1/session", service: "auth", wireMethod: "auth.login", summary: "Log in: answers the bearer token",
               tag: "auth", access: .anonymous, write: false,
@@ -147,6 +148,8 @@ public enum Routes {
         .read("/v1/me", "auth", "auth.whoami", "Who the token belongs to", tag: "auth"),
         .write(.put, "/v1/me/password", "auth", "auth.password.change", "Change the password", tag: "auth",
                body: [.init("currentPassword", required: true), .init("newPassword", required: true)]),
+        .write(.patch, "/v1/me/settings", "auth", "auth.settings.update", "Change the account's time zone", tag: "auth",
+               body: [.init("timeZone", required: true)]),
         .write(.delete, "/v1/me", "auth", "auth.account.delete", "Delete the account and all its data", tag: "auth",
                body: [.init("password", required: true)]),
     ]
@@ -154,14 +157,14 @@ public enum Routes {
     static let fuel: [Route] = [
         .write(.post, "/v1/cars", "records", "records.vehicle.add", "Add a car", tag: "fuel",
                body: required(notNull(vehicleFields), ["nickname"]), status: 201),
-        .read("/v1/cars", "records", "records.vehicle.list", "List cars, newest first", tag: "fuel", query: paging, answer: .page),
+        .read("/v1/cars", "records", "records.vehicle.list", "List cars, newest first", tag: "fuel", query: paging, answer: .page()),
         .read("/v1/cars/{id}", "records", "records.vehicle.get", "A car", tag: "fuel", id: "id"),
         .write(.patch, "/v1/cars/{id}", "records", "records.vehicle.update", "Change a car", tag: "fuel", id: "id", body: vehicleFields),
         .write(.delete, "/v1/cars/{id}", "records", "records.vehicle.delete", "Delete a car and its fill-ups", tag: "fuel", id: "id", bodyRequired: false),
         .write(.post, "/v1/cars/{id}/fillups", "records", "records.fillup.add", "Add a fill-up", tag: "fuel", id: "vehicleId",
                body: required(notNull(fillupFields), ["volume"]), status: 201),
         .read("/v1/cars/{id}/fillups", "records", "records.fillup.list", "A car's fill-ups, newest first", tag: "fuel", id: "vehicleId",
-              query: paging, answer: .page),
+              query: paging, answer: .page()),
         .read("/v1/fillups/{id}", "records", "records.fillup.get", "A fill-up", tag: "fuel", id: "id"),
         .write(.patch, "/v1/fillups/{id}", "records", "records.fillup.update", "Change a fill-up", tag: "fuel", id: "id", body: fillupFields),
         .write(.delete, "/v1/fillups/{id}", "records", "records.fillup.delete", "Delete a fill-up", tag: "fuel", id: "id", bodyRequired: false),
@@ -171,7 +174,9 @@ public enum Routes {
         .write(.post, "/v1/catches", "records", "records.catch.add", "Log a catch (photo: base64, or PUT it afterwards)", tag: "fishing",
                body: required(notNull(catchFields), ["species", "weight", "weightUnit", "bait", "water", "latitude", "longitude"]), status: 201),
         .read("/v1/catches", "records", "records.catch.list", "List catches", tag: "fishing",
-              query: [.init("water", values: ["fresh", "salt"]), .init("sort", values: ["date", "weight", "species"])] + paging, answer: .page),
+              query: [.init("water", values: ["fresh", "salt"]), .init("sort", values: ["date", "weight", "species"])] + paging, answer: .page()),
+        .read("/v1/catches/bests", "records", "records.catch.bests", "The heaviest catch of each species", tag: "fishing",
+              query: [.init("water", values: ["fresh", "salt"])]),
         .read("/v1/catches/{id}", "records", "records.catch.get", "A catch", tag: "fishing", id: "id"),
         .write(.patch, "/v1/catches/{id}", "records", "records.catch.update", "Change a catch", tag: "fishing", id: "id", body: catchFields),
         .write(.delete, "/v1/catches/{id}", "records", "records.catch.delete", "Delete a catch", tag: "fishing", id: "id", bodyRequired: false),
@@ -190,7 +195,7 @@ public enum Routes {
         .write(.post, "/v1/expenses", "records", "records.expense.add", "Add an expense", tag: "expenses",
                body: required(notNull(expenseFields), ["name", "amountMinor"]), status: 201),
         .read("/v1/expenses", "records", "records.expense.list", "List expenses", tag: "expenses",
-              query: range + [.init("category"), .init("sort", values: ["date", "amount"])] + paging, answer: .page),
+              query: range + [.init("category"), .init("sort", values: ["date", "amount"])] + paging, answer: .page()),
         .read("/v1/expenses/{id}", "records", "records.expense.get", "An expense", tag: "expenses", id: "id"),
         .write(.patch, "/v1/expenses/{id}", "records", "records.expense.update", "Change an expense", tag: "expenses", id: "id", body: expenseFields),
         .write(.delete, "/v1/expenses/{id}", "records", "records.expense.delete", "Delete an expense", tag: "expenses", id: "id", bodyRequired: false),
@@ -202,7 +207,7 @@ public enum Routes {
                       .init("longitude", .number), .init("accuracy", .number),
                       .init("source", required: true, values: ["ios", "android", "web", "cli", "company"]), .init("note"),
                       .init("correction", .boolean)], status: 201),
-        .read("/v1/attendance", "records", "records.attendance.list", "List attendance entries", tag: "attendance", query: paging, answer: .page),
+        .read("/v1/attendance", "records", "records.attendance.list", "List attendance entries", tag: "attendance", query: paging, answer: .page()),
         .read("/v1/attendance/latest", "records", "records.attendance.latest", "The latest arrival and departure", tag: "attendance"),
         .write(.delete, "/v1/attendance/{id}", "records", "records.attendance.delete", "Delete an entry", tag: "attendance", id: "id", bodyRequired: false),
     ]
@@ -210,7 +215,7 @@ public enum Routes {
     static let activities: [Route] = [
         .write(.post, "/v1/activities", "records", "records.activity.add", "Add an activity", tag: "time",
                body: [.init("name", required: true)], status: 201),
-        .read("/v1/activities", "records", "records.activity.list", "List activities", tag: "time", query: paging, answer: .page),
+        .read("/v1/activities", "records", "records.activity.list", "List activities", tag: "time", query: paging, answer: .page()),
         .read("/v1/activities/{id}", "records", "records.activity.get", "An activity", tag: "time", id: "id"),
         .write(.delete, "/v1/activities/{id}", "records", "records.activity.delete", "Delete an activity", tag: "time", id: "id", bodyRequired: false),
         .read("/v1/activities/{id}/timer", "records", "records.timer.get", "The activity's timer", tag: "time", id: "activityId"),
@@ -221,7 +226,7 @@ public enum Routes {
         .write(.post, "/v1/activities/{id}/time", "records", "records.time.add", "Add time by hand", tag: "time", id: "activityId",
                body: [.init("durationMs", .integer, required: true), .init("startedAt", .dateTime)], status: 201),
         .read("/v1/activities/{id}/time", "records", "records.time.list", "An activity's time entries", tag: "time", id: "activityId",
-              query: paging, answer: .page),
+              query: paging, answer: .page()),
         .read("/v1/networth", "records", "records.networth", "Time toward 10,000 hours, as money", tag: "time"),
     ]
 
@@ -245,7 +250,8 @@ public enum Routes {
         .read("/v1/store/wallet", "store", "store.wallet", "Cash and what it came from", tag: "store"),
         .write(.post, "/v1/store/purchases", "store", "store.buy", "Buy an item", tag: "store",
                body: [.init("itemId", required: true)], status: 201),
-        .read("/v1/store/ledger", "store", "store.ledger", "Purchases and earnings, newest first", tag: "store", query: paging, answer: .page),
+        .read("/v1/store/ledger", "store", "store.ledger", "Purchases and earnings, newest first", tag: "store", query: paging,
+              answer: .page(items: "entries")),
         .read("/v1/store/quote", "store", "store.quote", "Today's quote", tag: "store", query: [.init("timeZone")]),
     ]
 
