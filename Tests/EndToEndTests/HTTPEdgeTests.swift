@@ -63,6 +63,21 @@ struct HTTPEdgeTests {
             let noRoute = try await client.send("GET", "/v1/nothing-here", token: token)
             #expect(noRoute.status == 404 && noRoute.header("Content-Type") == "application/problem+json")
 
+            // Health, readiness and metrics: the edge's own counts, latencies and errors per
+            // route, and every service's $srv.stats gathered over ZeroMQ.
+            let ready = try await client.send("GET", "/readyz")
+            #expect(ready.status == 200 && ready.json["ready"] as? Bool == true, "\(ready.text)")
+            let metrics = try await client.send("GET", "/metrics")
+            #expect(metrics.status == 200 && metrics.header("Content-Type")?.hasPrefix("text/plain") == true)
+            let text = metrics.text
+            #expect(text.contains(#"logbook_http_requests_total{route="/v1/cars/{id}/fillups",method="POST",status="201"} 3"#), "\(text.prefix(3000))")
+            #expect(text.contains(#"logbook_http_errors_total{route="/v1/cars/{id}/fillups",method="POST",class="4xx"} 1"#))
+            #expect(text.contains(#"logbook_http_request_duration_seconds_bucket{route="/v1/cars",method="POST",le="+Inf"} 1"#))
+            for service in ["auth", "records", "weather-fetcher", "analytics", "store"] {
+                #expect(text.contains("logbook_service_up{service=\"\(service)\"} 1"), "\(service) stats")
+            }
+            #expect(text.contains(#"logbook_service_method_requests_total{service="records",method="records.fillup.add"} 4"#), "\(text.suffix(4000))")
+
             // Logout revokes the token.
             let out = try await client.send("DELETE", "/v1/session", token: token)
             #expect(out.status == 200, "\(out.text)")
