@@ -115,7 +115,7 @@ let package = Package(
         .target(
             name: "HTTPGateway",
             dependencies: [
-                "Runtime", "Wire", .product(name: "Hummingbird", package: "hummingbird"),
+                "Runtime", "Wire", "Gateway", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -102,6 +102,12 @@ struct HTTPEdgeTests {
             #expect(first.text.contains("999999999999993"), "an amount is passed digit for digit: \(first.text)")
             let list = try await client.send("GET", "/v1/expenses", token: token)
             #expect((list.json["items"] as? [Any])?.count == 1, "written once")
+            // The CLI's CSV, by content negotiation.
+            let csv = try await client.send("GET", "/v1/expenses", token: token, headers: ["Accept": "text/csv"])
+            #expect(csv.status == 200 && csv.header("Content-Type") == "text/csv; charset=utf-8")
+            let lines = csv.text.components(separatedBy: "\r\n")
+            #expect(lines.first?.split(separator: ",").contains("amountMinor") == true, "\(csv.text)")
+            #expect(lines.count == 3 && lines[1].contains("Coffee") && lines[1].contains("999999999999993"), "\(csv.text)")
             let other = try await client.send("POST", "/v1/expenses", json: ["name": "Tea", "amountMinor": 300], token: token, headers: key)
             #expect(other.status == 409 && other.json["field"] as? String == "idempotencyKey", "\(other.text)")
             let csvLike = try await client.send("POST", "/v1/expenses", body: Data("name=Tea".utf8), token: token, headers: ["Content-Type": "text/plain"])
@@ -124,6 +130,15 @@ struct HTTPEdgeTests {
                 token: token)
             #expect(created.status == 201, "\(created.text)")
             let id = try #require(created.json["id"] as? String)
+            // The catch map as GeoJSON, by content negotiation: [longitude, latitude].
+            let map = try await client.send("GET", "/v1/catches", token: token, headers: ["Accept": "application/geo+json"])
+            #expect(map.status == 200 && map.header("Content-Type") == "application/geo+json")
+            let features = try #require(map.json["features"] as? [[String: Any]])
+            #expect(map.json["type"] as? String == "FeatureCollection" && features.count == 1)
+            #expect((features.first?["geometry"] as? [String: Any])?["coordinates"] as? [Double] == [18.1, 59.3])
+            #expect((features.first?["properties"] as? [String: Any])?["species"] as? String == "Pike")
+            let plain = try await client.send("GET", "/v1/catches", token: token, headers: ["Accept": "application/json, text/csv;q=0.5"])
+            #expect(plain.header("Content-Type") == "application/json", "JSON when it is preferred")
             let jpeg = try await Imaging.run { () throws(ImagingError) in try Imaging.testImage(width: 600, height: 400) }
             let wrongType = try await client.send("PUT", "/v1/catches/\(id)/photo", body: jpeg, token: token, headers: ["Content-Type": "application/json"])
             #expect(wrongType.status == 415)

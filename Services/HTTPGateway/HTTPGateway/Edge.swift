@@ -161,9 +161,15 @@ public final class Edge: Sendable {
         switch route.answer {
         case .json:
             return try Self.json(route.status, outcome.result, headers: headers)
-        case .page:
+        case .page(let key):
             if let next = (outcome.result as? [String: Any])?["nextCursor"] as? String {
                 headers[.link] = "<\(Self.link(request.uri, cursor: next))>; rel=\"next\""
+            }
+            if let format = Representations.negotiate(request.headers[.accept], offered: route.formats) {
+                let items = (outcome.result as? [String: Any])?[key] as? [Any] ?? []
+                headers[.contentType] = format == .csv ? "text/csv; charset=utf-8" : format.rawValue
+                let body = format == .csv ? Representations.csv(items) : Representations.geojson(items)
+                return Response(status: .init(code: route.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
             }
             return try Self.json(route.status, outcome.result, headers: headers)
         case .photo:

@@ -139,10 +139,15 @@ public enum OpenAPI {
                 "required": [items],
                 "properties": [items: ["type": "array", "items": ["type": "object"]], "nextCursor": ["type": "string"]],
             ]
+            var content: [String: Any] = ["application/json": ["schema": page]]
+            for format in route.formats {
+                content[format.rawValue] = ["schema": format == .csv ? ["type": "string"] : ["type": "object"]]
+            }
             success = [
-                "description": "a page; `Link: <…>; rel=\"next\"` names the next one",
+                "description": "a page; `Link: <…>; rel=\"next\"` names the next one"
+                    + (route.formats.isEmpty ? "" : "; `Accept` may ask for " + route.formats.map(\.rawValue).joined(separator: " or ")),
                 "headers": ["Link": ["schema": ["type": "string"]]],
-                "content": ["application/json": ["schema": page]],
+                "content": content,
             ]
         case .photo:
             let binary: [String: Any] = ["schema": ["type": "string", "format": "binary"]]

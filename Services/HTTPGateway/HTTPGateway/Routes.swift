@@ -12,6 +12,11 @@ public struct Route: Sendable {
 
     public enum Access: Sendable { case anonymous, user }
 
+    public enum Format: String, Sendable {
+        case csv = "text/csv"
+        case geojson = "application/geo+json"
+    }
+
     /// What the request body is.
     public enum Body: Sendable {
         case none
@@ -68,6 +73,9 @@ public struct Route: Sendable {
     public var body: Body = .none
     public var answer: Answer = .json
     public var status: Int = 200
+    /// Other representations of a page the client may ask for with `Accept` (the CLI's
+    /// `--csv` and `map` formats).
+    public var formats: [Format] = []
     /// Wire fields sent as `null` (removing a photo is an update with `photo: null`).
     public var clears: [String] = []
 
@@ -164,7 +172,7 @@ public enum Routes {
         .write(.post, "/v1/cars/{id}/fillups", "records", "records.fillup.add", "Add a fill-up", tag: "fuel", id: "vehicleId",
                body: required(notNull(fillupFields), ["volume"]), status: 201),
         .read("/v1/cars/{id}/fillups", "records", "records.fillup.list", "A car's fill-ups, newest first", tag: "fuel", id: "vehicleId",
-              query: paging, answer: .page()),
+              query: paging, answer: .page()).offering(.csv),
         .read("/v1/fillups/{id}", "records", "records.fillup.get", "A fill-up", tag: "fuel", id: "id"),
         .write(.patch, "/v1/fillups/{id}", "records", "records.fillup.update", "Change a fill-up", tag: "fuel", id: "id", body: fillupFields),
         .write(.delete, "/v1/fillups/{id}", "records", "records.fillup.delete", "Delete a fill-up", tag: "fuel", id: "id", bodyRequired: false),
@@ -174,7 +182,7 @@ public enum Routes {
         .write(.post, "/v1/catches", "records", "records.catch.add", "Log a catch (photo: base64, or PUT it afterwards)", tag: "fishing",
                body: required(notNull(catchFields), ["species", "weight", "weightUnit", "bait", "water", "latitude", "longitude"]), status: 201),
         .read("/v1/catches", "records", "records.catch.list", "List catches", tag: "fishing",
-              query: [.init("water", values: ["fresh", "salt"]), .init("sort", values: ["date", "weight", "species"])] + paging, answer: .page()),
+              query: [.init("water", values: ["fresh", "salt"]), .init("sort", values: ["date", "weight", "species"])] + paging, answer: .page()).offering(.csv, .geojson),
         .read("/v1/catches/bests", "records", "records.catch.bests", "The heaviest catch of each species", tag: "fishing",
               query: [.init("water", values: ["fresh", "salt"])]),
         .read("/v1/catches/{id}", "records", "records.catch.get", "A catch", tag: "fishing", id: "id"),
@@ -195,7 +203,7 @@ public enum Routes {
         .write(.post, "/v1/expenses", "records", "records.expense.add", "Add an expense", tag: "expenses",
                body: required(notNull(expenseFields), ["name", "amountMinor"]), status: 201),
         .read("/v1/expenses", "records", "records.expense.list", "List expenses", tag: "expenses",
-              query: range + [.init("category"), .init("sort", values: ["date", "amount"])] + paging, answer: .page()),
+              query: range + [.init("category"), .init("sort", values: ["date", "amount"])] + paging, answer: .page()).offering(.csv),
         .read("/v1/expenses/{id}", "records", "records.expense.get", "An expense", tag: "expenses", id: "id"),
         .write(.patch, "/v1/expenses/{id}", "records", "records.expense.update", "Change an expense", tag: "expenses", id: "id", body: expenseFields),
         .write(.delete, "/v1/expenses/{id}", "records", "records.expense.delete", "Delete an expense", tag: "expenses", id: "id", bodyRequired: false),
@@ -207,7 +215,8 @@ public enum Routes {
                       .init("longitude", .number), .init("accuracy", .number),
                       .init("source", required: true, values: ["ios", "android", "web", "cli", "company"]), .init("note"),
                       .init("correction", .boolean)], status: 201),
-        .read("/v1/attendance", "records", "records.attendance.list", "List attendance entries", tag: "attendance", query: paging, answer: .page()),
+        .read("/v1/attendance", "records", "records.attendance.list", "List attendance entries", tag: "attendance", query: paging, answer: .page())
+            .offering(.csv, .geojson),
         .read("/v1/attendance/latest", "records", "records.attendance.latest", "The latest arrival and departure", tag: "attendance"),
         .write(.delete, "/v1/attendance/{id}", "records", "records.attendance.delete", "Delete an entry", tag: "attendance", id: "id", bodyRequired: false),
     ]
@@ -270,4 +279,6 @@ public enum Routes {
 
 extension Route {
     var anonymous: Route { var copy = self; copy.access = .anonymous; return copy }
+
+    func offering(_ formats: Format...) -> Route { var copy = self; copy.formats = formats; return copy }
 }
