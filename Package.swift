@@ -134,9 +134,18 @@ let package = Package(
         .executableTarget(
             name: "logbook-bench",
             dependencies: [
-                "Runtime", "ZMQ", "RecordsService", "AnalyticsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "ZMQ", "AuthService", "RecordsService", "AnalyticsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
+
+        // MARK: Fuzzing (deploy/fuzz.sh: libFuzzer with -sanitize=fuzzer; a normal build replays inputs)
+        .executableTarget(
+            name: "logbook-fuzz",
+            dependencies: [
+                "Runtime", "Storage", "Wire", "AuthService", "RecordsService", "WeatherFetcherService", "AnalyticsService",
+                "StoreService", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Fuzz", exclude: ["corpus", "crashes"], swiftSettings: swiftSettings),
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),

@@ -28,7 +28,15 @@ swift test --no-parallel "$@" 2>&1 | tee "$log" || status=$?
 # also prints "Executed 0 tests"): N passed, N failed.
 total=$(grep -oE 'Test run with [0-9]+ tests?' "$log" | tail -1 | grep -oE '[0-9]+' || true)
 failed=$(grep -cE '^✘ Test .* failed after' "$log" || true)
+# The request decoder under libFuzzer for a bounded time (LOGBOOK_FUZZ_SECONDS, default 60;
+# 0 only replays the corpus and saved crash inputs), when the whole suite was asked for.
+fuzz_status=0
+if [[ $# -eq 0 ]]; then
+    ./deploy/fuzz.sh "${LOGBOOK_FUZZ_SECONDS:-60}" || fuzz_status=$?
+    [[ $fuzz_status == 0 ]] && echo "fuzz: passed" || echo "fuzz: FAILED"
+fi
 if [[ -n "$total" ]]; then
     echo "tests: $((total - failed)) passed, $failed failed"
 fi
+[[ $status == 0 ]] && status=$fuzz_status
 exit "$status"

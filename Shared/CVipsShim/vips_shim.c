@@ -101,6 +101,27 @@ done:
     return status == 0 ? 0 : -1;
 }
 
+int lb_make_flat_image(int width, int height, int format, void **out, size_t *outlen) {
+    *out = NULL;
+    *outlen = 0;
+    VipsObject *scope = VIPS_OBJECT(vips_image_new());
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 4);
+    int status = -1;
+    if (vips_black(&t[0], width, height, "bands", 3, NULL) ||
+        vips_linear1(t[0], &t[1], 1.0, 128.0, NULL) ||
+        vips_cast_uchar(t[1], &t[2], NULL) ||
+        vips_copy(t[2], &t[3], "interpretation", VIPS_INTERPRETATION_sRGB, NULL))
+        goto done;
+    switch (format) {
+    case LB_FORMAT_JPEG: status = vips_jpegsave_buffer(t[3], out, outlen, "Q", 50, NULL); break;
+    case LB_FORMAT_PNG: status = vips_pngsave_buffer(t[3], out, outlen, "compression", 9, NULL); break;
+    default: vips_error("lb_make_flat_image", "unsupported format %d", format); break;
+    }
+done:
+    g_object_unref(scope);
+    return status == 0 ? 0 : -1;
+}
+
 char *lb_error(void) {
     return vips_error_buffer_copy();
 }

@@ -1,7 +1,12 @@
 // Images through libvips, thinly: read a photo's header without decoding it, refuse what
 // is not a JPEG, PNG, WebP or HEIC photo or is too large to decode safely, and make a JPEG
-// thumbnail. libvips is started once per process; every call runs on one serial queue,
-// off Swift's cooperative pool (decoding blocks, and one decode at a time bounds memory).
+// thumbnail. libvips is started once per process. Calls run on a dispatch queue, off
+// Swift's cooperative pool (decoding blocks); callers bound how many run at once (the
+// records service runs photo work on a small pool, one job per user: RecordsService/
+// Photos.swift). Decoding goes through `vips_thumbnail_buffer`, which shrinks on load
+// (JPEG by up to 8 per side in the decoder, WebP to the target size), so a large JPEG
+// costs about what its thumbnail does; formats without it (PNG, HEIC) decode in full,
+// which is what the pixel budget bounds.
 import CVipsShim
 import Dispatch
 import Foundation
@@ -58,7 +63,8 @@ public enum ImagingError: Error, Equatable, Sendable {
 public struct Thumbnailer: Sendable {
     /// The thumbnail fits in `size`×`size`.
     public var size: Int
-    /// Largest image decoded, by its header, in pixels and on either side.
+    /// The pixel budget: the largest image decoded, by its header, in pixels and on either
+    /// side. Larger ones are refused before any pixel is decoded.
     public var maxPixels: Int
     public var maxSide: Int
 
@@ -88,14 +94,15 @@ public struct Thumbnailer: Sendable {
 
 /// Direct calls into the shim. The synchronous ones block: call them inside `run`.
 public enum Imaging {
-    private static let queue = DispatchQueue(label: "logbook.imaging")
+    private static let queue = DispatchQueue(label: "logbook.imaging", attributes: .concurrent)
 
     private static let started: Swift.Result<Void, ImagingError> = {
         // One worker thread per pipeline: the service shares a small machine.
         lb_start("logbook", 1) == 0 ? .success(()) : .failure(.failed("libvips did not start: \(takeError())"))
     }()
 
-    /// Runs blocking libvips work on the imaging queue.
+    /// Runs blocking libvips work on the imaging queue (concurrently with other calls: the
+    /// caller bounds how many).
     public static func run<T: Sendable>(_ work: @escaping @Sendable () throws(ImagingError) -> T)
         async throws(ImagingError)
         -> T
@@ -165,6 +172,17 @@ public enum Imaging {
         var out: UnsafeMutableRawPointer?
         var length = 0
         let status = lb_make_test_image(Int32(width), Int32(height), format.shimCode, Int32(orientation), &out, &length)
+        defer { lb_free(out) }
+        guard status == 0, let out else { throw .failed(takeError()) }
+        return Data(bytes: out, count: length)
+    }
+
+    /// A flat image of `width`×`height` in a tiny file (JPEG or PNG), for tests and benchmarks.
+    public static func flatImage(width: Int, height: Int, format: ImageFormat) throws(ImagingError) -> Data {
+        try started.get()
+        var out: UnsafeMutableRawPointer?
+        var length = 0
+        let status = lb_make_flat_image(Int32(width), Int32(height), format.shimCode, &out, &length)
         defer { lb_free(out) }
         guard status == 0, let out else { throw .failed(takeError()) }
         return Data(bytes: out, count: length)

@@ -15,17 +15,27 @@ public protocol Transport: Sendable {
     /// Sends one request frame and returns the reply frame, or throws a `ServiceError`
     /// (`unavailable`, `deadline_exceeded`) when no reply came in time.
     func exchange(_ frame: Data, id: String, timeout: Duration) async throws -> Data
+    /// The stack key this transport presents on every request (members of the stack);
+    /// nil for none.
+    var stackKey: String? { get }
+}
+
+extension Transport {
+    public var stackKey: String? { nil }
 }
 
 public struct CallOptions: Sendable {
     public var token: String?
     public var idempotencyKey: String?
     public var timeout: Duration
+    /// The stack key to present; nil: the transport's own (`Transport.stackKey`).
+    public var stackKey: String?
 
-    public init(token: String? = nil, idempotencyKey: String? = nil, timeout: Duration = .seconds(5)) {
+    public init(token: String? = nil, idempotencyKey: String? = nil, timeout: Duration = .seconds(5), stackKey: String? = nil) {
         self.token = token
         self.idempotencyKey = idempotencyKey
         self.timeout = timeout
+        self.stackKey = stackKey
     }
 }
 
@@ -73,7 +83,7 @@ extension Transport {
         let ms = options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000
         let header = RequestHeader(
             id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey ?? id,
-            deadlineMs: Int(ms))
+            deadlineMs: Int(ms), stackKey: options.stackKey ?? stackKey)
         let frame = try WireCoding.encode(OutgoingRequest(header: header, body: body))
         return try await exchange(frame, id: id, timeout: options.timeout)
     }
@@ -94,7 +104,7 @@ private struct OutgoingRequest<Body: Encodable>: Encodable {
     var header: RequestHeader
     var body: Body
 
-    enum CodingKeys: String, CodingKey { case v, id, method, token, idempotencyKey, deadlineMs, body }
+    enum CodingKeys: String, CodingKey { case v, id, method, token, idempotencyKey, deadlineMs, stackKey, body }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -104,6 +114,7 @@ private struct OutgoingRequest<Body: Encodable>: Encodable {
         try container.encodeIfPresent(header.token, forKey: .token)
         try container.encodeIfPresent(header.idempotencyKey, forKey: .idempotencyKey)
         try container.encodeIfPresent(header.deadlineMs, forKey: .deadlineMs)
+        try container.encodeIfPresent(header.stackKey, forKey: .stackKey)
         try container.encode(body, forKey: .body)
     }
 }
@@ -128,11 +139,21 @@ public struct ClientSettings: Sendable {
     /// When set, the DEALER is a CURVE client with this host's pair, expecting the
     /// service's public key.
     public var curve: CurveSettings?
+    /// Presented on every request: this process is a member of the stack.
+    public var stackKey: String?
 
-    public init(attempts: Int = 3, maxMessageSize: Int64 = 64 * 1024 * 1024, curve: CurveSettings? = nil) {
+    public init(
+        attempts: Int = 3, maxMessageSize: Int64 = 64 * 1024 * 1024, curve: CurveSettings? = nil, stackKey: String? = nil
+    ) {
         self.attempts = max(1, attempts)
         self.maxMessageSize = maxMessageSize
         self.curve = curve
+        self.stackKey = stackKey
+    }
+
+    /// A member's settings: the stack's CURVE settings and stack key.
+    public init(configuration: StackConfiguration) {
+        self.init(curve: configuration.curve, stackKey: configuration.stackKey)
     }
 }
 
@@ -140,6 +161,7 @@ public final class ServiceClient: Transport, Sendable {
     public let service: String
     public let endpoint: String
     let settings: ClientSettings
+    public var stackKey: String? { settings.stackKey }
     private let pump: SocketPump
     private let waiters: Waiters
 

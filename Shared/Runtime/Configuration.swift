@@ -23,6 +23,9 @@ public struct StackConfiguration: Sendable, Equatable {
     /// CURVE encryption and authentication between machines; nil (off) unless
     /// LOGBOOK_CURVE_SECRET_KEY is set (Curve.swift).
     public var curve: CurveSettings?
+    /// The stack key members present (StackKeys.swift): LOGBOOK_STACK_KEY, else the
+    /// contents of `<data dir>/stack.key` once `load` found it; nil in scratch stacks.
+    public var stackKey: String?
     /// Every value read from the file and the environment (LOGBOOK_*), for service settings.
     public var values: [String: String]
 
@@ -41,11 +44,48 @@ public struct StackConfiguration: Sendable, Equatable {
         }
         self.durability = durability
         curve = try CurveSettings.read(values, services: Self.services)
+        stackKey = values[StackKeys.setting].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Whether this stack needs the CURVE keypair made on first use: an endpoint is TCP and
+    /// the configuration names no CURVE key of its own.
+    public var needsGeneratedCurve: Bool {
+        // With CURVE off, no CURVE setting is set (CurveSettings.read refuses strays).
+        guard curve == nil || ["1", "2"].contains(values[Self.generatedMarker]) else { return false }
+        return Self.services.contains { endpoint($0).hasPrefix("tcp://") || eventsEndpoint($0).hasPrefix("tcp://") }
+    }
+
+    /// Set on values merged from the key files, so `environment` does not hand them on.
+    static let generatedMarker = "LOGBOOK_KEYS_FROM_FILES"
+
+    /// Adds what `StackKeys.ensure` wrote under the data directory: the stack key (unless a
+    /// setting gives it) and the generated CURVE keypair (when `needsGeneratedCurve`).
+    /// Settings always win over the files.
+    func withKeyFiles() throws -> StackConfiguration {
+        var values = self.values
+        if stackKey == nil,
+            let text = try? String(contentsOfFile: dataDirectory + "/" + StackKeys.keyFileName, encoding: .utf8)
+        {
+            let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !key.isEmpty {
+                values[StackKeys.setting] = key
+                values[Self.generatedMarker] = "0"
+            }
+        }
+        let curvePath = dataDirectory + "/" + StackKeys.curveFileName
+        if needsGeneratedCurve, FileManager.default.fileExists(atPath: curvePath) {
+            values.merge(try Self.parseFile(curvePath)) { setting, _ in setting }
+            values[Self.generatedMarker] = values[Self.generatedMarker] == "0" ? "2" : "1"
+        }
+        return try StackConfiguration(values: values)
     }
 
     /// Defaults, then the config file (LOGBOOK_CONFIG, or $LOGBOOK_HOME/logbook.conf), then
-    /// the environment.
-    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> StackConfiguration {
+    /// the environment; then the key files under the data directory (StackKeys.swift), which
+    /// `createKeys` (services, `logbook stack up`) makes when they are missing.
+    public static func load(
+        environment: [String: String] = ProcessInfo.processInfo.environment, createKeys: Bool = false
+    ) throws -> StackConfiguration {
         let env = environment.filter { $0.key.hasPrefix("LOGBOOK_") || $0.key == "HOME" || $0.key == "XDG_DATA_HOME" }
         let home = expand(env["LOGBOOK_HOME"] ?? defaultHome(env))
         let path = env["LOGBOOK_CONFIG"] ?? home + "/logbook.conf"
@@ -56,7 +96,10 @@ public struct StackConfiguration: Sendable, Equatable {
             throw ConfigurationError("LOGBOOK_CONFIG names \(path), which does not exist")
         }
         values.merge(env) { _, environment in environment }
-        return try StackConfiguration(values: values)
+        values[generatedMarker] = nil
+        let configuration = try StackConfiguration(values: values)
+        if createKeys { try StackKeys.ensure(configuration) }
+        return try configuration.withKeyFiles()
     }
 
     /// A throwaway stack under `directory` (tests, benchmarks).
@@ -110,6 +153,15 @@ public struct StackConfiguration: Sendable, Equatable {
     /// The environment to hand a child process so it sees this same configuration.
     public var environment: [String: String] {
         var env = values
+        // Keys read from files stay in files: each child reads them itself.
+        if let marker = env.removeValue(forKey: Self.generatedMarker) {
+            if marker != "1" { env[StackKeys.setting] = nil }
+            if marker != "0" {
+                for key in [CurveSettings.publicKeySetting, CurveSettings.secretKeySetting, CurveSettings.allowSetting] {
+                    env[key] = nil
+                }
+            }
+        }
         env["LOGBOOK_HOME"] = home
         env["LOGBOOK_DATA_DIR"] = dataDirectory
         env["LOGBOOK_RUN_DIR"] = runDirectory

@@ -39,6 +39,9 @@ public final class Dispatcher: Sendable {
     let backup: ServiceBackup?
     let logger: Logger
     let endpoint: Mutex<String>
+    /// The stack key members present; nil: every caller counts as a member (an in-process
+    /// dispatcher in tests). Services always run with one (ServiceMain).
+    let stackKey: String?
     private let stats = Mutex(Statistics())
     private let startInstant = ContinuousClock().now
 
@@ -50,11 +53,14 @@ public final class Dispatcher: Sendable {
     ///   - events: the database holding the service's outbox; enables `events.since`.
     ///   - health: consumers' progress and parts' problems, reported by `$srv.info` and
     ///     `$srv.stats`, and the freshness of replies to read routes.
+    ///   - stackKey: what members of the stack present (StackKeys.swift); by default the
+    ///     process's, which `ServiceMain` sets before building the service.
     public init(
         descriptor: ServiceDescriptor, router: Router, sessions: (any SessionResolver)?,
         events: (any DatabaseReader)? = nil, health: ServiceHealth? = nil, backup: ServiceBackup? = nil,
-        logger: Logger
+        stackKey: String? = StackKeys.processKey, logger: Logger
     ) {
+        self.stackKey = stackKey
         self.backup = backup
         self.descriptor = descriptor
         self.routes = router.routes
@@ -113,6 +119,13 @@ public final class Dispatcher: Sendable {
         // The common case costs one parse; only a request that fails it is parsed again,
         // loosely, to say exactly what is wrong with it.
         if let header = try? WireCoding.decoder.decode(RequestHeader.self, from: frame) {
+            // A decoder reads 1.0 and 1e0 as the integer 1; the contract says an integer.
+            if let raw = EnvelopeScan.members(frame, ["v"])["v"], raw != Data("\(Protocol.version)".utf8) {
+                throw ServiceError(
+                    .invalidArgument,
+                    "v: must be the integer \(Protocol.version) (got \(String(decoding: raw.prefix(40), as: UTF8.self)))",
+                    field: "v")
+            }
             guard header.v == Protocol.version else {
                 throw ServiceError(
                     .invalidArgument, "unsupported protocol version \(header.v): this service speaks v\(Protocol.version)",
@@ -149,7 +162,13 @@ public final class Dispatcher: Sendable {
             throw ServiceError(.deadlineExceeded, "deadlineMs was \(ms): the caller had no time left")
         }
         if header.method.hasPrefix("$srv.") || header.method == "events.since" {
-            return try await builtin(header.method, frame: frame)
+            // Reserved methods take small requests: the default limit, not the largest route's.
+            if frame.count > Router.defaultMaxBytes {
+                throw ServiceError(
+                    .invalidArgument,
+                    "request is \(frame.count) bytes; \(header.method) accepts at most \(Router.defaultMaxBytes)")
+            }
+            return try await builtin(header.method, frame: frame, member: isMember(header))
         }
         guard let route = routes[header.method] else {
             throw ServiceError(
@@ -184,7 +203,13 @@ public final class Dispatcher: Sendable {
     /// The reserved methods, documented in docs/protocol.md.
     public static let builtinMethods = ["$srv.ping", "$srv.info", "$srv.stats", "$srv.backup", "events.since"]
 
-    private func builtin(_ method: String, frame: Data) async throws -> Data {
+    /// Whether the caller presented the stack key (compared in constant time).
+    func isMember(_ header: RequestHeader) -> Bool {
+        guard let stackKey else { return true }
+        return StackKeys.matches(header.stackKey, stackKey)
+    }
+
+    private func builtin(_ method: String, frame: Data, member: Bool) async throws -> Data {
         switch method {
         case "$srv.ping":
             return try WireCoding.encode(Ping(service: descriptor.name, instanceId: instanceId, uptimeMs: uptimeMs))
@@ -202,12 +227,18 @@ public final class Dispatcher: Sendable {
                     health: health?.report ?? HealthReport(state: .ok, ready: true, problems: [], consumers: []),
                     storage: health?.storage))
         case "$srv.stats":
-            var snapshot = stats.withLock { $0.snapshot(service: descriptor.name) }
+            var snapshot = stats.withLock { $0.snapshot(service: descriptor.name, member: member) }
             snapshot.consumers = health?.report.consumers ?? []
             return try WireCoding.encode(snapshot)
         case "$srv.backup":
             guard let backup else {
                 throw ServiceError(.notFound, "\(descriptor.name) keeps no database to back up", field: "method")
+            }
+            // A copy of every user's data, written where the service keeps its own: members only.
+            guard member else {
+                throw ServiceError(
+                    .permissionDenied, "$srv.backup answers only members of the stack (requests carrying the stack key)",
+                    field: "stackKey")
             }
             let body = try Router.decodeBody(BackupRequest.self, from: frame)
             let result = try await Self.offPool { try backup.run(body) }
@@ -218,6 +249,11 @@ public final class Dispatcher: Sendable {
         case "events.since":
             guard let events else {
                 throw ServiceError(.notFound, "\(descriptor.name) publishes no events", field: "method")
+            }
+            guard member else {
+                throw ServiceError(
+                    .permissionDenied, "events.since answers only members of the stack (requests carrying the stack key)",
+                    field: "stackKey")
             }
             let body = try Router.decodeBody(EventsSince.self, from: frame)
             guard body.after >= 0 else { throw ServiceError.invalid("after", "must be 0 or more (got \(body.after))") }
@@ -283,11 +319,10 @@ public final class Dispatcher: Sendable {
             ?? Data("{\"v\":1,\"id\":\"\",\"ok\":false,\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}".utf8)
     }
 
-    /// The id of a request whose envelope is otherwise unusable, so the error still matches.
+    /// The id of a request whose envelope is otherwise unusable (even cut short), so the
+    /// error still matches.
     static func salvageId(_ frame: Data) -> String {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: frame), let id = value["id"]?.stringValue
-        else { return "" }
-        return id
+        EnvelopeScan.id(frame) ?? ""
     }
 }
 
@@ -366,30 +401,81 @@ public struct MethodStats: Codable, Sendable {
     }
 }
 
+/// The last error a service answered. Everyone sees its code, method and time; only
+/// members of the stack see its message and field, which may quote a user's input.
+public struct LastError: Codable, Sendable, Equatable {
+    public var code: ErrorCode
+    /// The method that failed; "(malformed)" for a request that could not be read,
+    /// "(unknown)" for an unknown method.
+    public var method: String
+    public var at: Date
+    public var message: String?
+    public var field: String?
+
+    /// Without anything a caller sent.
+    public var redacted: LastError { LastError(code: code, method: method, at: at) }
+}
+
 public struct StatsSnapshot: Codable, Sendable {
     public var service: String
+    /// Whether this is the members' view (with `lastError.message`/`field`).
+    public var member: Bool
     public var requests: Int
     public var errors: Int
-    public var lastError: ServiceError?
+    /// null when there was none (always present).
+    public var lastError: LastError?
     public var methods: [String: MethodStats]
     /// Each event consumer's progress: checkpoint, producer's position, events behind.
     public var consumers: [ConsumerStatus] = []
+
+    enum CodingKeys: String, CodingKey { case service, member, requests, errors, lastError, methods, consumers }
+
+    init(service: String, member: Bool, requests: Int, errors: Int, lastError: LastError?, methods: [String: MethodStats]) {
+        self.service = service
+        self.member = member
+        self.requests = requests
+        self.errors = errors
+        self.lastError = lastError
+        self.methods = methods
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        service = try c.decode(String.self, forKey: .service)
+        member = try c.decode(Bool.self, forKey: .member)
+        requests = try c.decode(Int.self, forKey: .requests)
+        errors = try c.decode(Int.self, forKey: .errors)
+        lastError = try c.decodeIfPresent(LastError.self, forKey: .lastError)
+        methods = try c.decode([String: MethodStats].self, forKey: .methods)
+        consumers = try c.decodeIfPresent([ConsumerStatus].self, forKey: .consumers) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(service, forKey: .service)
+        try c.encode(member, forKey: .member)
+        try c.encode(requests, forKey: .requests)
+        try c.encode(errors, forKey: .errors)
+        try c.encode(lastError, forKey: .lastError)  // null, not left out
+        try c.encode(methods, forKey: .methods)
+        try c.encode(consumers, forKey: .consumers)
+    }
 }
 
 struct Statistics {
     var requests = 0
     var errors = 0
-    var lastError: ServiceError?
+    var lastError: LastError?
     var methods: [String: MethodStats] = [:]
 
     mutating func record(method: String?, duration: Duration, error: ServiceError?) {
         requests += 1
         let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        let name = method ?? "(malformed)"
         if let error {
             errors += 1
-            lastError = error
+            lastError = LastError(code: error.code, method: name, at: Date(), message: error.message, field: error.field)
         }
-        let name = method ?? "(malformed)"
         var entry = methods[name] ?? MethodStats()
         entry.requests += 1
         entry.totalMs += ms
@@ -398,7 +484,9 @@ struct Statistics {
         methods[name] = entry
     }
 
-    func snapshot(service: String) -> StatsSnapshot {
-        StatsSnapshot(service: service, requests: requests, errors: errors, lastError: lastError, methods: methods)
+    func snapshot(service: String, member: Bool) -> StatsSnapshot {
+        StatsSnapshot(
+            service: service, member: member, requests: requests, errors: errors,
+            lastError: member ? lastError : lastError?.redacted, methods: methods)
     }
 }

@@ -41,6 +41,7 @@ public final class EventPublisher: Service, Sendable {
         self.reader = reader
         self.heartbeatInterval = heartbeatInterval
         self.logger = logger
+        try StackKeys.requireCurve(toBind: endpoint, curve: curve, name: "\(service) events")
         try ServiceServer.prepareIPC(endpoint)
         let zap = try curve?.registerServer(name: "\(service).events", logger: logger)
         self.zap = zap

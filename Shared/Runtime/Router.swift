@@ -251,7 +251,8 @@ public struct Router: Sendable {
                 result += part.hasPrefix("[") || result.isEmpty ? part : "." + part
             }
             let shown = JSONValue.number(candidate.value).jsonText
-            return ServiceError.invalid(field, "must be a whole number (got \(shown))")
+            let rule = candidate.value.rounded() == candidate.value ? "is too large" : "must be a whole number"
+            return ServiceError.invalid(field, "\(rule) (got \(shown))")
         }
         return nil
     }

@@ -49,8 +49,9 @@ public final class ServiceServer: Service, Sendable {
         let hardLimit = Int64(dispatcher.largestRequest) * 2 + 64 * 1024
         let hwm = settings.highWaterMark
         let logger = self.logger
-        try Self.prepareIPC(endpoint)
         let curve = settings.curve
+        try StackKeys.requireCurve(toBind: endpoint, curve: curve, name: dispatcher.descriptor.name)
+        try Self.prepareIPC(endpoint)
         // Registered before the socket exists and cancelled after it is closed (defers run
         // in reverse), so no connection is ever made without the allow-list being asked.
         let zap = try curve?.registerServer(name: dispatcher.descriptor.name, logger: logger)

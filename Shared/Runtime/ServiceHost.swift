@@ -109,7 +109,7 @@ public final class ServiceHost: Sendable {
         handler: @escaping @Sendable (Database, Event) throws -> Void
     ) throws -> EventConsumer {
         let client = try ServiceClient(
-            service: producer, endpoint: configuration.endpoint(producer), settings: ClientSettings(curve: configuration.curve))
+            service: producer, endpoint: configuration.endpoint(producer), settings: ClientSettings(configuration: configuration))
         let consumer = EventConsumer(
             settings: .init(
                 producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer), curve: configuration.curve),
@@ -128,7 +128,7 @@ public struct AuthSessions: Sendable {
 
     public init(configuration: StackConfiguration, logger: Logger) throws {
         let client = try ServiceClient(
-            service: "auth", endpoint: configuration.endpoint("auth"), settings: ClientSettings(curve: configuration.curve))
+            service: "auth", endpoint: configuration.endpoint("auth"), settings: ClientSettings(configuration: configuration))
         cache = SessionCache(auth: client)
         consumer = EventConsumer(
             settings: .init(
@@ -144,8 +144,16 @@ public enum ServiceMain {
     public static func run(
         _ name: String, build: (StackConfiguration, Logger) async throws -> [any Service]
     ) async {
+        // Everything a service creates under the stack's directory (databases, WAL, photos,
+        // sockets, the key files) is its owner's alone.
+        umask(0o077)
         do {
-            let configuration = try StackConfiguration.load()
+            let configuration = try StackConfiguration.load(createKeys: true)
+            guard let stackKey = configuration.stackKey else {
+                throw ConfigurationError("no stack key: \(StackKeys.setting) is empty and no \(StackKeys.keyFileName) was made")
+            }
+            // Before any dispatcher exists: every one in this process checks members by it.
+            StackKeys.setProcessKey(stackKey)
             let logger = bootstrapLogging(name, level: configuration.logLevel)
             let services = try await build(configuration, logger)
             let group = ServiceGroup(

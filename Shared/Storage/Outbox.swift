@@ -61,10 +61,11 @@ public enum Outbox {
 
     /// Blanks the payload of every event about `userId` (account deletion), keeping their
     /// sequence numbers so the stream has no gaps: a consumer replaying from 0 sees
-    /// `{"type":"redacted","data":{}}` where the user's data was.
+    /// `{"type":"redacted","userId":null,"data":{}}` where the user's data was, not even
+    /// whose it was.
     public static func redact(_ db: Database, userId: String) throws {
         try db.execute(
-            sql: "UPDATE outbox SET type = ?, data = ? WHERE userId = ?",
+            sql: "UPDATE outbox SET type = ?, data = ?, userId = NULL WHERE userId = ?",
             arguments: [redactedType, Data("{}".utf8), userId])
     }
 

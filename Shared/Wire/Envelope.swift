@@ -19,10 +19,12 @@ public struct RequestHeader: Codable, Sendable {
     public var idempotencyKey: String?
     /// The time the caller will wait for this request, in milliseconds from sending.
     public var deadlineMs: Int?
+    /// The stack key, from a member of the stack (Shared/Runtime/StackKeys.swift).
+    public var stackKey: String?
 
     public init(
         v: Int = Protocol.version, id: String, method: String, token: String? = nil,
-        idempotencyKey: String? = nil, deadlineMs: Int? = nil
+        idempotencyKey: String? = nil, deadlineMs: Int? = nil, stackKey: String? = nil
     ) {
         self.v = v
         self.id = id
@@ -30,6 +32,7 @@ public struct RequestHeader: Codable, Sendable {
         self.token = token
         self.idempotencyKey = idempotencyKey
         self.deadlineMs = deadlineMs
+        self.stackKey = stackKey
     }
 }
 
@@ -168,20 +171,28 @@ public enum WireCoding {
         guard let error = error as? DecodingError else { return "\(error)" }
         switch error {
         case .typeMismatch(let type, let context):
-            return "\(path(context)): expected \(typeName(type))"
+            return "\(valuePath(context)): expected \(typeName(type))"
         case .valueNotFound(let type, let context):
-            return "\(path(context)): expected \(typeName(type)), got null"
+            return "\(valuePath(context)): expected \(typeName(type)), got null"
         case .keyNotFound(let key, let context):
             let parent = path(context)
             return parent == "body" || parent.isEmpty
                 ? "\(key.stringValue): is required" : "\(parent).\(key.stringValue): is required"
         case .dataCorrupted(let context):
             let reason = context.debugDescription
-            let at = path(context)
+            let at = valuePath(context)
             return at.isEmpty ? reason : "\(at): \(reason)"
         @unknown default:
             return "\(error)"
         }
+    }
+
+    /// The path of a value at fault: as `path`, but the body itself (a body that is not an
+    /// object) is `body`, not the empty path.
+    private static func valuePath(_ context: DecodingError.Context) -> String {
+        let p = path(context)
+        if p.isEmpty, context.codingPath.count == 1, context.codingPath[0].stringValue == "body" { return "body" }
+        return p
     }
 
     /// The dotted path of the field a decoding error is about (without the leading "body").
@@ -189,7 +200,7 @@ public enum WireCoding {
         guard let error = error as? DecodingError else { return nil }
         switch error {
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            let p = path(context)
+            let p = valuePath(context)
             return p.isEmpty ? nil : p
         case .keyNotFound(let key, let context):
             let p = path(context)

@@ -109,6 +109,11 @@ extension JSONValue {
             h, ["by": "day", "from": "2026-05-04T00:00:00Z", "to": "2026-05-06T12:00:00+00:00"])
         #expect(week.currency("USD")?.groups() == ["2026-05-04": 2000, "2026-05-06": 500])
         #expect(week["days"] == 3)
+        // A range without expenses summarised nothing: days 0, as documented.
+        let empty = try await summary(h, ["by": "month", "from": "2027-01-01", "to": "2027-02-01"])
+        #expect(empty["days"] == 0)
+        #expect(empty["currencies"]?.arrayValue?.isEmpty == true)
+        #expect(empty["from"] == nil && empty["to"] == nil)
     }
 
     @Test func editsAndDeletesMoveTheTotals() async throws {

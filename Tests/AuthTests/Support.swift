@@ -40,9 +40,10 @@ struct Harness {
     let clock: TestClock
     let transport: InProcessTransport
 
-    init(database: DatabaseSettings = .inMemory, clock: TestClock = TestClock()) throws {
+    init(database: DatabaseSettings = .inMemory, clock: TestClock = TestClock(), failedLoginsPerMinute: Int = 60) throws {
         self.clock = clock
-        let configuration = AuthConfiguration(argon2: .minimum, hashingConcurrency: 2, now: { clock.now })
+        let configuration = AuthConfiguration(
+            argon2: .minimum, hashingConcurrency: 2, failedLoginsPerMinute: failedLoginsPerMinute, now: { clock.now })
         auth = try AuthService(configuration: configuration, database: database, logger: quietLogger)
         transport = InProcessTransport(auth.dispatcher)
     }

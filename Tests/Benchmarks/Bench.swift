@@ -3,6 +3,8 @@
 //   swift run -c release logbook-bench writes [--in-flight 1,64] [--count N]
 //   swift run -c release logbook-bench thumbnail [--count N] [--width W --height H] [--format jpeg]
 //   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000]
+//   swift run -c release logbook-bench login-spray [--budget 60] [--usernames 200] [--clients 3] [--seconds 30]
+//   swift run -c release logbook-bench photo-fairness [--large 4] [--side 7000] [--workers 2]
 //   swift run -c release logbook-bench backup [--records 100000]
 import ArgumentParser
 
@@ -14,5 +16,6 @@ struct Bench: AsyncParsableCommand {
         discussion: "Build with -c release for meaningful figures: swift run -c release logbook-bench ping",
         subcommands: [
             PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self, BackupBenchmark.self,
+            LoginSprayBenchmark.self, PhotoFairnessBenchmark.self,
         ])
 }

@@ -85,13 +85,17 @@ final class TestStack: Sendable {
     /// Runs `logbook arguments…` with `stdin` (else /dev/null); kills it after `timeout`.
     /// Output goes through files, not pipes: the detached supervisor must hold nothing of ours.
     @discardableResult
-    func logbook(_ arguments: String..., stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
-        try await logbook(arguments: arguments, stdin: stdin, timeout: timeout)
+    func logbook(
+        _ arguments: String..., stdin: String? = nil, timeout: Duration = .seconds(60), environment: [String: String] = [:]
+    ) async throws -> CommandResult {
+        try await logbook(arguments: arguments, stdin: stdin, timeout: timeout, environment: environment)
     }
 
     /// `logbook(_:)` with the arguments as an array.
     @discardableResult
-    func logbook(arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> CommandResult {
+    func logbook(
+        arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60), environment extra: [String: String] = [:]
+    ) async throws -> CommandResult {
         let id = UUID().uuidString.prefix(8)
         let outPath = "\(home)/.out-\(id)"
         let errPath = "\(home)/.err-\(id)"
@@ -102,7 +106,7 @@ final class TestStack: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binDirectory + "/logbook")
         process.arguments = arguments
-        process.environment = environment
+        process.environment = environment.merging(extra) { $1 }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
         if let stdin {

@@ -150,7 +150,8 @@ enum ExpenseQueries {
                 """,
             arguments: [userId, range.lower, range.upper])
         let days = rows.map { $0["day"] as Int64 }
-        guard let first = range.from ?? days.min(), let end = range.to ?? days.max().map({ $0 + 1 }) else {
+        // No expenses in the range, given or not: nothing was summarised (docs/protocol.md).
+        guard !rows.isEmpty, let first = range.from ?? days.min(), let end = range.to ?? days.max().map({ $0 + 1 }) else {
             return ExpenseSummary(by: by, from: nil, to: nil, days: 0, currencies: [], timeZone: LocalDays.name(of: zone))
         }
         let dayCount = max(1, end - first)

@@ -18,7 +18,9 @@ struct AccountDeleteResult: Codable, Sendable, Equatable {
 extension Handlers {
     func prepareAccountDelete(_ body: AccountDeleteBody, _ context: RequestContext) async throws -> User {
         let user = try await currentUser(context)
-        guard try await checkPassword(body.password, for: user, username: user.username, context: context) else {
+        guard try await checkPassword(
+            body.password, for: user, username: user.username, client: .session(context.principal?.sessionId ?? ""),
+            context: context) else {
             throw ServiceError(.permissionDenied, "password: is not this account's password", field: "password")
         }
         return user

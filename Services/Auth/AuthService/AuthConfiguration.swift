@@ -7,8 +7,12 @@ import Foundation
 public struct AuthConfiguration: Sendable {
     /// Argon2id cost of new password hashes. Existing hashes keep the cost they were made with.
     public var argon2: Argon2Cost
-    /// How many password hashes may be computed at once (each takes `argon2.memlimit` bytes).
+    /// How many password hashes may be computed at once (each takes `argon2.memlimit` bytes);
+    /// one of them is kept for known devices and signed-in sessions.
     public var hashingConcurrency: Int
+    /// Failed sign-ins from unknown clients accepted per minute across all usernames; 0: no
+    /// global limit (LoginFailures.swift).
+    public var failedLoginsPerMinute: Int
     /// How long a session token stays valid after login.
     public var sessionLifetime: TimeInterval
     public var throttle: LoginThrottle
@@ -20,8 +24,10 @@ public struct AuthConfiguration: Sendable {
         hashingConcurrency: Int = max(1, ProcessInfo.processInfo.activeProcessorCount),
         sessionLifetime: TimeInterval = 30 * 24 * 3600,
         throttle: LoginThrottle = LoginThrottle(),
+        failedLoginsPerMinute: Int = 60,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.failedLoginsPerMinute = failedLoginsPerMinute
         self.argon2 = argon2
         self.hashingConcurrency = hashingConcurrency
         self.sessionLifetime = sessionLifetime
@@ -30,7 +36,8 @@ public struct AuthConfiguration: Sendable {
     }
 
     /// Reads `LOGBOOK_AUTH_*` settings through `setting` (e.g. `{ stack.setting("auth", $0) }`):
-    /// ARGON2_OPSLIMIT, ARGON2_MEMLIMIT (bytes), HASHING_CONCURRENCY, SESSION_DAYS.
+    /// ARGON2_OPSLIMIT, ARGON2_MEMLIMIT (bytes), HASHING_CONCURRENCY, SESSION_DAYS,
+    /// FAILED_LOGINS_PER_MINUTE.
     public static func from(setting: (String) -> String?) throws -> AuthConfiguration {
         var configuration = AuthConfiguration()
         func number(_ name: String, minimum: Int) throws -> Int? {
@@ -47,6 +54,7 @@ public struct AuthConfiguration: Sendable {
             configuration.argon2.memlimit = mem
         }
         if let n = try number("HASHING_CONCURRENCY", minimum: 1) { configuration.hashingConcurrency = n }
+        if let n = try number("FAILED_LOGINS_PER_MINUTE", minimum: 0) { configuration.failedLoginsPerMinute = n }
         if let days = try number("SESSION_DAYS", minimum: 1) { configuration.sessionLifetime = TimeInterval(days) * 24 * 3600 }
         return configuration
     }

@@ -28,7 +28,8 @@ public struct AuthService: Sendable {
         let handlers = Handlers(
             configuration: configuration,
             passwords: try Passwords(cost: configuration.argon2, concurrency: configuration.hashingConcurrency),
-            database: host.database, commits: host.commits)
+            database: host.database, commits: host.commits,
+            budget: FailureBudget(perMinute: configuration.failedLoginsPerMinute))
         dispatcher = host.dispatcher(
             router: handlers.router(host.makeRouter()),
             sessions: DatabaseSessions(reader: host.database, now: configuration.now))
@@ -56,6 +57,8 @@ struct Handlers: Sendable {
     let passwords: Passwords
     let database: any DatabaseWriter
     let commits: GroupCommitter
+    /// Failed attempts from unknown clients, across all usernames (LoginFailures.swift).
+    let budget: FailureBudget
 
     var now: Date { configuration.now().roundedToMilliseconds }
 
@@ -73,16 +76,24 @@ struct Handlers: Sendable {
         return router
     }
 
-    /// Checks `password` for `user` with the failed-login throttle: refused while the
-    /// username is backing off, counted as a failure until it turns out right.
-    func checkPassword(_ password: String, for user: User?, username: String, context: RequestContext) async throws
-        -> Bool
-    {
+    /// Checks `password` for `user` with the failed-login throttle (LoginFailures.swift):
+    /// refused while the client's key is backing off or, for an unknown client, while the
+    /// global budget is spent; counted as a failure until it turns out right, when the key
+    /// is cleared and the budget refunded.
+    func checkPassword(
+        _ password: String, for user: User?, username: String, client: LoginClient, context: RequestContext
+    ) async throws -> Bool {
         let now = self.now
         let throttle = configuration.throttle
-        try await commits.write { db in try LoginFailures.admit(db, username: username, now: now, throttle: throttle) }
+        let key = client.key(username: username)
+        try await commits.write { db in
+            try LoginFailures.admit(db, key: key, username: username, now: now, throttle: throttle)
+        }
+        if !client.trusted { try budget.take(now: now) }
         try context.checkDeadline()
-        return await passwords.verify(password, against: user?.passwordHash)
+        let matches = await passwords.verify(password, against: user?.passwordHash, priority: client.trusted)
+        if matches && !client.trusted { budget.refund() }
+        return matches
     }
 
     /// The signed-in user, read fresh (a concurrent deletion makes the session invalid).

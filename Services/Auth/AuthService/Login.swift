@@ -1,6 +1,8 @@
 // auth.login: a password for a session token. A wrong password and an unknown username get
 // the same answer after the same amount of work (an unknown user is checked against a dummy
-// hash); repeated failures for one username are throttled (LoginFailures).
+// hash); repeated failures are throttled per username, or per device for a client that
+// presents a device token from an earlier login, and globally for unknown clients
+// (LoginFailures). Every successful login answers with a device token.
 import Foundation
 import GRDB
 import Runtime
@@ -9,6 +11,8 @@ import Wire
 struct LoginBody: Codable, Sendable {
     var username: String
     var password: String
+    /// The token an earlier successful login on this device answered with.
+    var deviceToken: String?
 }
 
 struct LoginResult: Codable, Sendable {
@@ -18,6 +22,8 @@ struct LoginResult: Codable, Sendable {
     var username: String
     var sessionId: String
     var expiresAt: Date
+    /// This device's token: the one presented if it was known, else a new one. Shown once.
+    var deviceToken: String
 }
 
 extension Handlers {
@@ -27,25 +33,39 @@ extension Handlers {
         let username = body.username.lowercased()
         // A name no account can have is neither looked up nor counted, but costs the same hash.
         guard AccountRules.isValidUsername(username) else {
+            try budget.take(now: now)  // a hash spent like any unknown client's failure
             _ = await passwords.verify(body.password, against: nil)
             throw Self.wrongCredentials
         }
-        let user = try await database.read { db in try User.find(db, username: username) }
-        guard try await checkPassword(body.password, for: user, username: username, context: context), let user else {
+        let (user, device) = try await database.read { db in
+            let user = try User.find(db, username: username)
+            return (user, try user.flatMap { try Devices.known(db, token: body.deviceToken, userId: $0.id) })
+        }
+        let client = device.map(LoginClient.device) ?? .unknown
+        guard try await checkPassword(body.password, for: user, username: username, client: client, context: context),
+            let user
+        else {
             context.logger.notice("sign-in refused", metadata: ["auth.username": "\(username)"])
             throw Self.wrongCredentials
         }
         let now = self.now
         let lifetime = configuration.sessionLifetime
-        let session = try await commits.write { db in
+        let (session, deviceToken) = try await commits.write { db in
             // Deleted while its password was being checked.
             guard try User.find(db, id: user.id) != nil else { throw Self.wrongCredentials }
-            try LoginFailures.clear(db, username: username)
-            return try Session.create(db, userId: user.id, now: now, lifetime: lifetime)
+            try LoginFailures.clear(db, key: client.key(username: username))
+            let deviceToken: String
+            if let device, let presented = body.deviceToken {
+                try Devices.touch(db, hash: device, now: now)
+                deviceToken = presented
+            } else {
+                deviceToken = try Devices.create(db, userId: user.id, now: now)
+            }
+            return (try Session.create(db, userId: user.id, now: now, lifetime: lifetime), deviceToken)
         }
         context.logger.info("signed in", metadata: ["user.id": "\(user.id)", "session.id": "\(session.id)"])
         return LoginResult(
             token: session.token, userId: user.id, username: user.username, sessionId: session.id,
-            expiresAt: session.expiresAt)
+            expiresAt: session.expiresAt, deviceToken: deviceToken)
     }
 }

@@ -24,7 +24,9 @@ extension Handlers {
     func preparePasswordChange(_ body: PasswordChangeBody, _ context: RequestContext) async throws -> NewPassword {
         try AccountRules.password(body.newPassword, field: "newPassword")
         let user = try await currentUser(context)
-        guard try await checkPassword(body.currentPassword, for: user, username: user.username, context: context) else {
+        guard try await checkPassword(
+            body.currentPassword, for: user, username: user.username, client: .session(context.principal?.sessionId ?? ""),
+            context: context) else {
             throw ServiceError(
                 .permissionDenied, "currentPassword: is not this account's password", field: "currentPassword")
         }

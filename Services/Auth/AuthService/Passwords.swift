@@ -2,7 +2,9 @@
 // so it never runs on Swift's cooperative pool (it would starve every other request) nor
 // inside a database transaction (it would hold up the group commit): it runs on a few
 // serial dispatch queues, at most `hashingConcurrency` hashes at once, so a burst of logins
-// cannot ask for more than that many × memlimit bytes.
+// cannot ask for more than that many × memlimit bytes. One of those queues is kept for
+// checks from known devices and signed-in sessions (`priority`), so a flood of guesses from
+// strangers never leaves the owner's login waiting behind it.
 import CSodium
 import Dispatch
 import Foundation
@@ -12,6 +14,7 @@ import Wire
 final class Passwords: Sendable {
     let cost: Argon2Cost
     private let queues: [DispatchQueue]
+    private let priorityQueue: DispatchQueue
     private let next = Atomic<Int>(0)
     /// A hash of a random password, verified against when the username is unknown so that
     /// "no such user" takes as long as "wrong password".
@@ -20,7 +23,8 @@ final class Passwords: Sendable {
     init(cost: Argon2Cost, concurrency: Int) throws {
         guard sodium_init() >= 0 else { throw ServiceError.internal("libsodium failed to initialize") }
         self.cost = cost
-        queues = (0..<max(1, concurrency)).map { DispatchQueue(label: "auth.argon2.\($0)") }
+        queues = (0..<max(1, concurrency - 1)).map { DispatchQueue(label: "auth.argon2.\($0)") }
+        priorityQueue = DispatchQueue(label: "auth.argon2.priority")
         dummyHash = try Self.hashNow(Crypto.base64URL(Crypto.random(count: 32)), cost: cost)
     }
 
@@ -32,14 +36,15 @@ final class Passwords: Sendable {
 
     /// True when `password` matches `hash`; with a nil hash (unknown user) checks against
     /// the dummy hash and returns false.
-    func verify(_ password: String, against hash: String?) async -> Bool {
+    /// `priority`: on the lane kept for known devices and sessions.
+    func verify(_ password: String, against hash: String?, priority: Bool = false) async -> Bool {
         let stored = hash ?? dummyHash
-        let matches = (try? await offPool { Self.verifyNow(password, stored) }) ?? false
+        let matches = (try? await offPool(priority: priority) { Self.verifyNow(password, stored) }) ?? false
         return hash != nil && matches
     }
 
-    private func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let queue = queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
+    private func offPool<T: Sendable>(priority: Bool = false, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let queue = priority ? priorityQueue : queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
         return try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try work() }) }
         }

@@ -1,6 +1,7 @@
-// The auth database: users, their sessions (only a SHA-256 of each token is stored) and
-// failed-login counters per username. The rules live in the schema too: a username is
-// unique whatever its case, a session cannot outlive its user, a token hash is unique.
+// The auth database: users, their sessions and known devices (only a SHA-256 of each token
+// is stored) and failed-login counters (per username, known device or session). The rules
+// live in the schema too: a username is unique whatever its case, a session or device
+// cannot outlive its user, a token hash is unique.
 import GRDB
 
 enum Schema {
@@ -39,6 +40,18 @@ enum Schema {
                 sql: """
                     ALTER TABLE users ADD COLUMN timeZone TEXT NOT NULL DEFAULT 'UTC'
                         CHECK (length(timeZone) BETWEEN 1 AND 64);
+                    """)
+        }
+        migrator.registerMigration("auth.v2.devices") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE devices (
+                        tokenHash TEXT PRIMARY KEY NOT NULL CHECK (length(tokenHash) = 64),
+                        userId TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        createdAt DOUBLE NOT NULL,
+                        lastUsedAt DOUBLE NOT NULL
+                    );
+                    CREATE INDEX devicesByUser ON devices(userId, lastUsedAt);
                     """)
         }
         return migrator

@@ -18,9 +18,10 @@ enum Account {
 
     /// Logs in, saves the session and returns it.
     static func login(_ context: Context, username: String, password: String) async throws -> Session {
-        let result = try await context.send(
-            "auth", "auth.login", body: ["username": .string(username), "password": .string(password)],
-            caller: .anonymous, write: true)
+        let devices = DeviceStore(context.sessions)
+        var body: [String: JSONValue] = ["username": .string(username), "password": .string(password)]
+        if let device = devices.token(for: username) { body["deviceToken"] = .string(device) }
+        let result = try await context.send("auth", "auth.login", body: .object(body), caller: .anonymous, write: true)
         let session: Session
         do {
             session = try result.decode(Session.self)
@@ -28,6 +29,7 @@ enum Account {
             throw ServiceError(.internal, "auth.login answered without a session: \(result.jsonText)")
         }
         try context.sessions.save(session)
+        if let device = result["deviceToken"]?.stringValue { try devices.save(device, for: username) }
         return session
     }
 
@@ -331,6 +333,7 @@ struct DeleteAccount: GatewayCommand {
         let secret = password.fromStdin ? try Prompt.stdinLine("the password") : try Prompt.secret("Password: ")
         _ = try await context.send("auth", "auth.account.delete", body: ["password": .string(secret)], write: true)
         try context.sessions.delete()
+        try? DeviceStore(context.sessions).forget(session.username)
         if context.json { Output.json(["deleted": true]) } else { Output.line("deleted account \(session.username)") }
     }
 }

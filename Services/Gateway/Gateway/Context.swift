@@ -69,7 +69,7 @@ public final class Context: Sendable {
         try clients.withLock { clients in
             if let client = clients[service] { return client }
             let client = try ServiceClient(
-                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(curve: configuration.curve))
+                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(configuration: configuration))
             clients[service] = client
             return client
         }

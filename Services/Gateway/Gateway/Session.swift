@@ -12,6 +12,41 @@ public struct Session: Codable, Sendable, Equatable {
     public var expiresAt: String?
 }
 
+/// Device tokens from earlier logins, by lowercased username: `devices.json` beside the
+/// session, mode 0600. `auth.login` presents the user's so that strangers' failed guesses
+/// never lock this device out (docs/protocol.md, "Failed-attempt throttling"). Kept across
+/// logouts; a token the server no longer knows is simply replaced at the next login.
+public struct DeviceStore: Sendable {
+    public let sessions: SessionStore
+    public var path: String { sessions.directory + "/devices.json" }
+
+    public init(_ sessions: SessionStore) { self.sessions = sessions }
+
+    public func token(for username: String) -> String? {
+        load()[username.lowercased()]
+    }
+
+    public func save(_ token: String, for username: String) throws {
+        var all = load()
+        guard all[username.lowercased()] != token else { return }
+        all[username.lowercased()] = token
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try SessionStore.writePrivate(try encoder.encode(all), to: path, directory: sessions.directory)
+    }
+
+    public func forget(_ username: String) throws {
+        var all = load()
+        guard all.removeValue(forKey: username.lowercased()) != nil else { return }
+        try SessionStore.writePrivate(try JSONEncoder().encode(all), to: path, directory: sessions.directory)
+    }
+
+    func load() -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: data)) ?? [:]
+    }
+}
+
 public struct SessionStore: Sendable {
     public let directory: String
     public var path: String { directory + "/session.json" }
@@ -36,12 +71,17 @@ public struct SessionStore: Sendable {
     }
 
     public func save(_ session: Session) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try Self.writePrivate(try encoder.encode(session), to: path, directory: directory)
+    }
+
+    /// Writes `data` to `path` through a temporary file created 0600 and renamed, in
+    /// `directory` (made 0700), so it is never briefly readable by anyone else.
+    static func writePrivate(_ data: Data, to path: String, directory: String) throws {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(directory, 0o700)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(session)
         let temporary = path + ".tmp"
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -24,6 +24,8 @@ struct StackUp: GatewayCommand {
     var wait: Double = 30
 
     func execute(_ context: Context) async throws {
+        // The stack's files (logs, pid files, the key files) are its owner's alone.
+        umask(0o077)
         let files = StackFiles(context.configuration)
         let executables = Executables(configuration: context.configuration)
         let services = executables.installed
@@ -31,6 +33,14 @@ struct StackUp: GatewayCommand {
             throw ServiceError(.failedPrecondition, "no service executables in \(executables.directory); build with `swift build` first")
         }
         try files.prepare()
+        // The stack key (and, with a TCP endpoint, the CURVE keypair) on first use; then
+        // read the configuration again so this command's own clients are members too.
+        do {
+            try StackKeys.ensure(context.configuration)
+        } catch let error as ConfigurationError {
+            throw ServiceError(.failedPrecondition, "stack keys: \(error.description)")
+        }
+        let context = try Context(options: global)
         let supervisor: pid_t
         var started = false
         if let pid = files.liveSupervisor() {
@@ -227,6 +237,7 @@ struct StackSupervise: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
+        umask(0o077)
         do {
             let context = try Context(options: global)
             var environment = context.environment

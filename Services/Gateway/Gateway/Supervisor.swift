@@ -275,7 +275,7 @@ final class HealthPings: Sendable {
             for service in services {
                 clients[service] = try? ServiceClient(
                     service: service, endpoint: configuration.endpoint(service),
-                    settings: ClientSettings(attempts: 1, curve: configuration.curve))
+                    settings: ClientSettings(attempts: 1, curve: configuration.curve, stackKey: configuration.stackKey))
             }
             let clock = ContinuousClock()
             var next = clock.now

@@ -260,9 +260,9 @@ extension Records {
         let photoLimit = photos.settings.requestMaxBytes
         router.write(
             "records.catch.add", maxBytes: photoLimit,
-            prepare: { (body: CatchAdd, _) in
+            prepare: { (body: CatchAdd, context) in
                 var work = PhotoWork()
-                if let base64 = body.photo { work = try await photos.prepare(base64: base64) }
+                if let base64 = body.photo { work = try await photos.prepare(base64: base64, user: context.userId) }
                 return WithPhoto(body: body, work: work)
             },
             { prepared, context, db in
@@ -307,9 +307,11 @@ extension Records {
 
         router.write(
             "records.catch.update", maxBytes: photoLimit,
-            prepare: { (body: CatchUpdate, _) in
+            prepare: { (body: CatchUpdate, context) in
                 var work = PhotoWork()
-                if case .set(let base64) = body.photo { work = try await photos.prepare(base64: base64) }
+                if case .set(let base64) = body.photo {
+                    work = try await photos.prepare(base64: base64, user: context.userId)
+                }
                 return WithPhoto(body: body, work: work)
             },
             { prepared, context, db in

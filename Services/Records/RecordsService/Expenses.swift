@@ -51,9 +51,12 @@ struct Expense: Codable, Sendable, Equatable {
         [name, description, amountMinor, currency, date.ms, category, updatedAt.ms]
     }
 
+    /// The largest amount: 10^15 minor units (docs/protocol.md), exact as a JSON number.
+    static let maxAmountMinor: Int64 = 1_000_000_000_000_000
+
     static func checkedAmount(_ amount: Int64) throws -> Int64 {
         try positive(amount, "amountMinor")
-        try require(amount <= 1_000_000_000_000_000, "amountMinor", "must be at most 10^18", got: "\(amount)")
+        try require(amount <= maxAmountMinor, "amountMinor", "must be at most 10^15", got: "\(amount)")
         return amount
     }
 }

@@ -29,17 +29,24 @@ public struct PhotoSettings: Sendable {
     /// The largest photo accepted, in image bytes (before base64).
     public var maxBytes: Int
     public var thumbnailer: Thumbnailer
+    /// Photo jobs (check, decode, thumbnail) run at once; each user has at most one.
+    public var workers: Int
+
+    public static let defaultMaxPixels = 50_000_000
 
     public init(
-        directory: String, maxBytes: Int = PhotoSettings.defaultMaxBytes, thumbnailer: Thumbnailer = Thumbnailer()
+        directory: String, maxBytes: Int = PhotoSettings.defaultMaxBytes, thumbnailer: Thumbnailer = Thumbnailer(),
+        workers: Int = 2
     ) {
         self.directory = directory
         self.maxBytes = maxBytes
         self.thumbnailer = thumbnailer
+        self.workers = max(1, workers)
     }
 
     /// From the stack: `records-photos` beside the records database unless
-    /// `LOGBOOK_RECORDS_PHOTO_DIR` says otherwise; `LOGBOOK_RECORDS_PHOTO_MAX_BYTES`.
+    /// `LOGBOOK_RECORDS_PHOTO_DIR` says otherwise; `LOGBOOK_RECORDS_PHOTO_MAX_BYTES`,
+    /// `LOGBOOK_RECORDS_PHOTO_MAX_PIXELS` (the pixel budget), `LOGBOOK_RECORDS_PHOTO_WORKERS`.
     public init(stack: StackConfiguration) throws {
         let database = URL(fileURLWithPath: stack.databasePath(RecordsService.name))
         let directory =
@@ -54,7 +61,18 @@ public struct PhotoSettings: Sendable {
             }
             maxBytes = value
         }
-        self.init(directory: directory, maxBytes: maxBytes)
+        func number(_ name: String, _ range: ClosedRange<Int>, default value: Int) throws -> Int {
+            guard let text = stack.setting(RecordsService.name, name) else { return value }
+            guard let number = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(number) else {
+                throw ConfigurationError(
+                    "LOGBOOK_RECORDS_\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound) (got \"\(text)\")")
+            }
+            return number
+        }
+        let maxPixels = try number("PHOTO_MAX_PIXELS", 1_000_000...400_000_000, default: Self.defaultMaxPixels)
+        let workers = try number("PHOTO_WORKERS", 1...64, default: 2)
+        self.init(
+            directory: directory, maxBytes: maxBytes, thumbnailer: Thumbnailer(maxPixels: maxPixels), workers: workers)
     }
 
     /// The request limit of the methods that carry a photo: its base64 (4/3 of the bytes)
@@ -127,11 +145,14 @@ public final class PhotoStore: Sendable {
     private let pinned = Mutex<[String: Int]>([:])
     /// File work blocks: it runs here, never on the cooperative pool.
     private let files = DispatchQueue(label: "logbook.records.photos")
+    /// Image work: a few at once, one per user.
+    let pool: PhotoPool
 
     public init(settings: PhotoSettings, database: any DatabaseReader, logger: Logger) {
         self.settings = settings
         self.database = database
         self.logger = logger
+        pool = PhotoPool(workers: settings.workers)
     }
 
     /// The service that sweeps this store at start-up and every `interval`.
@@ -142,8 +163,9 @@ public final class PhotoStore: Sendable {
     // MARK: Upload
 
     /// Checks the caller's `photo` (base64), makes the thumbnail and writes both files,
-    /// pinned until `settle`. Nothing is written unless the image is accepted.
-    func prepare(base64: String) async throws -> PhotoWork {
+    /// pinned until `settle`. Nothing is written unless the image is accepted. The image
+    /// work waits for a place in the pool, behind at most this user's own earlier upload.
+    func prepare(base64: String, user: String) async throws -> PhotoWork {
         guard let data = Data(base64Encoded: base64) else {
             throw ServiceError.invalid(
                 "photo",
@@ -165,8 +187,9 @@ public final class PhotoStore: Sendable {
         }
         let made: Thumbnailer.Result
         do {
-            made = try await settings.thumbnailer.make(from: data)
-        } catch {
+            let thumbnailer = settings.thumbnailer
+            made = try await pool.run(user: user) { try await thumbnailer.make(from: data) }
+        } catch let error as ImagingError {
             throw Self.refusal(error, thumbnailer: settings.thumbnailer)
         }
         let thumb = made.thumbnail
@@ -448,5 +471,76 @@ struct PhotoSweeper: Service {
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
+    }
+}
+
+/// Photo work for every user on a few workers: at most `workers` jobs at once and at most one
+/// per user. A free worker takes the waiting job of the user served longest ago (a user
+/// with nothing running or waiting starts afresh), oldest first among equals: one user's
+/// burst of large uploads takes turns with everyone else's, so another user's upload waits
+/// for at most one job.
+final class PhotoPool: Sendable {
+    private struct Waiting {
+        var user: String
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct State {
+        var running = 0
+        var busy: Set<String> = []
+        var waiting: [Waiting] = []
+        /// When each user with work running or waiting last started a job (a tick count).
+        var lastStarted: [String: UInt64] = [:]
+        var tick: UInt64 = 0
+
+        mutating func start(_ user: String) {
+            running += 1
+            busy.insert(user)
+            tick += 1
+            lastStarted[user] = tick
+        }
+    }
+
+    let workers: Int
+    private let state = Mutex(State())
+
+    init(workers: Int) { self.workers = max(1, workers) }
+
+    func run<T: Sendable>(user: String, _ work: () async throws -> T) async throws -> T {
+        await acquire(user)
+        defer { release(user) }
+        return try await work()
+    }
+
+    private func acquire(_ user: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.running < workers && !state.busy.contains(user) {
+                    state.start(user)
+                    return true
+                }
+                state.waiting.append(Waiting(user: user, continuation: continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    private func release(_ user: String) {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.running -= 1
+            state.busy.remove(user)
+            if !state.waiting.contains(where: { $0.user == user }) { state.lastStarted[user] = nil }
+            var chosen: Int?
+            for (index, waiting) in state.waiting.enumerated() where !state.busy.contains(waiting.user) {
+                let served = state.lastStarted[waiting.user] ?? 0
+                if chosen == nil || served < (state.lastStarted[state.waiting[chosen!].user] ?? 0) { chosen = index }
+            }
+            guard let chosen else { return nil }
+            let waiting = state.waiting.remove(at: chosen)
+            state.start(waiting.user)
+            return waiting.continuation
+        }
+        next?.resume()
     }
 }

@@ -27,8 +27,17 @@ func shown(_ value: Double) -> String {
 /// and these rules agree.
 func characters(_ text: String) -> Int { text.unicodeScalars.count }
 
+/// Refuses U+0000 in any text: SQLite and C tools end strings there.
+func noNul(_ value: String, _ field: String) throws {
+    if let index = value.unicodeScalars.firstIndex(of: "\0") {
+        let position = value.unicodeScalars.distance(from: value.unicodeScalars.startIndex, to: index) + 1
+        throw ServiceError.invalid(field, "must not contain U+0000 (got one at character \(position))")
+    }
+}
+
 /// A required short text (a name): trimmed, then 1…`max` characters.
 func requiredText(_ value: String, _ field: String, max: Int, rule: String? = nil) throws -> String {
+    try noNul(value, field)
     let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
     try require(
         !trimmed.isEmpty && characters(trimmed) <= max, field, rule ?? "must be 1–\(max) characters", got: shown(value))
@@ -38,6 +47,7 @@ func requiredText(_ value: String, _ field: String, max: Int, rule: String? = ni
 /// An optional text: trimmed; empty reads as absent; at most `max` characters.
 func optionalText(_ value: String?, _ field: String, max: Int) throws -> String? {
     guard let value else { return nil }
+    try noNul(value, field)
     let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
     if trimmed.isEmpty { return nil }
     try require(characters(trimmed) <= max, field, "must be at most \(max) characters", got: shown(value))

@@ -34,7 +34,9 @@ final class Fetcher: Sendable {
     init(settings: WeatherFetcherSettings, cache: ProviderCache, logger: Logger) {
         self.settings = settings
         http = HTTPClient(timeout: settings.httpTimeout)
-        limiter = RateLimiter(perMinute: settings.callsPerMinute)
+        limiter = RateLimiter(
+            perMinute: settings.callsPerMinute,
+            perUser: UserCallBudget(perHour: settings.userCallsPerHour, now: settings.now))
         self.cache = cache
         noaa = NOAAClient(base: settings.noaaURL, http: http, limiter: limiter)
         stations = TideStations(client: noaa, writer: cache.writer, settings: settings, logger: logger)
@@ -191,7 +193,7 @@ final class Fetcher: Sendable {
                 throw error
             case .transient(let detail):
                 throw FetchFailure.transient("\(api): \(detail)")
-            case .rejected:
+            case .rejected, .userBudget:
                 throw error
             }
         }

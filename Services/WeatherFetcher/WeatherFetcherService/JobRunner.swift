@@ -84,8 +84,9 @@ public final class JobRunner: Service, Sendable {
         jobLogger[metadataKey: "job.attempt"] = "\(job.attempts + 1)"
         let logger = jobLogger
         do {
-            let conditions = try await fetcher.conditions(
-                latitude: job.latitude, longitude: job.longitude, at: job.at, water: job.water)
+            let conditions = try await UserCallBudget.$user.withValue(job.userId) {
+                try await fetcher.conditions(latitude: job.latitude, longitude: job.longitude, at: job.at, water: job.water)
+            }
             await store(job, logger: logger) { db, now in
                 if try Jobs.complete(db, job: job, conditions: conditions, now: now) {
                     logger.info("conditions ready", metadata: ["conditions.summary": "\(conditions.summary)"])
@@ -111,6 +112,14 @@ public final class JobRunner: Service, Sendable {
             let pause = retryAfter ?? settings.rateLimitPause
             logger.warning("provider asks to slow down; pausing", metadata: ["rate.pauseMs": "\(pause.milliseconds)"])
             let next = now.addingTimeInterval(pause.seconds)
+            await store(job, logger: logger) { db, now in
+                try Jobs.retry(db, job: job, attempts: job.attempts, at: next, error: failure.description, now: now)
+            }
+        case .userBudget(let retryAfter):
+            // This user's share is spent: the job waits for it, no attempt is counted, and
+            // everyone else's jobs go on.
+            logger.info("user's provider calls spent; job waits", metadata: ["job.retryInMs": "\(retryAfter.milliseconds)"])
+            let next = now.addingTimeInterval(retryAfter.seconds)
             await store(job, logger: logger) { db, now in
                 try Jobs.retry(db, job: job, attempts: job.attempts, at: next, error: failure.description, now: now)
             }

@@ -16,11 +16,15 @@ public enum FetchFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case rateLimited(retryAfter: Duration?)
     /// A timeout, a refused connection, HTTP 5xx, malformed or truncated JSON: try later.
     case transient(String)
+    /// This user's share of provider calls is spent (UserCallBudget); others go on.
+    case userBudget(retryAfter: Duration)
 
     public var description: String {
         switch self {
         case .rejected(let reason): reason
         case .rateLimited: "the weather provider asks us to slow down (too many requests)"
+        case .userBudget(let retryAfter):
+            "this user's weather provider calls are spent for now (next in \(retryAfter.milliseconds) ms)"
         case .transient(let detail): detail
         }
     }

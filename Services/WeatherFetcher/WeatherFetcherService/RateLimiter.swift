@@ -19,7 +19,11 @@ public final class RateLimiter: Sendable {
     /// - Parameters:
     ///   - perMinute: sustained calls per minute.
     ///   - burst: calls allowed back to back after a quiet spell.
-    public init(perMinute: Int, burst: Int = 10) {
+    /// Each user's share, asked before the shared rate (nil: none).
+    let perUser: UserCallBudget?
+
+    public init(perMinute: Int, burst: Int = 10, perUser: UserCallBudget? = nil) {
+        self.perUser = perUser
         perSecond = Double(max(1, perMinute)) / 60
         self.burst = Double(max(1, burst))
         state = Mutex(State(tokens: Double(max(1, burst)), refilled: ContinuousClock().now))
@@ -28,6 +32,7 @@ public final class RateLimiter: Sendable {
     /// Waits for a call slot (and for a pause to end). Each caller reserves its slot before
     /// waiting, so callers are served in order and the rate holds under concurrency.
     public func acquire() async throws {
+        try perUser?.take()
         let wait = state.withLock { state -> Duration in
             let now = clock.now
             let elapsed = now - state.refilled

@@ -31,6 +31,9 @@ public struct WeatherFetcherSettings: Sendable {
     public var maxAge: Duration = .seconds(48 * 3600)
     /// Outbound calls per minute across the whole service (Open-Meteo allows 600).
     public var callsPerMinute = 600
+    /// Provider calls one user's catches and `weather.get` may cause an hour (burst 20);
+    /// 0: no per-user limit (UserCallBudget.swift).
+    public var userCallsPerHour = 120
     /// How long everyone waits after a 429 / "too many requests" without Retry-After.
     public var rateLimitPause: Duration = .seconds(60)
     /// Jobs fetched at the same time.
@@ -45,7 +48,7 @@ public struct WeatherFetcherSettings: Sendable {
     public init() {}
 
     /// Reads LOGBOOK_WEATHER_FETCHER_{FORECAST_URL, ARCHIVE_URL, MARINE_URL, NOAA_URL,
-    /// NOAA_MAX_KM, HTTP_TIMEOUT_SECONDS, CALLS_PER_MINUTE, MAX_ATTEMPTS}.
+    /// NOAA_MAX_KM, HTTP_TIMEOUT_SECONDS, CALLS_PER_MINUTE, USER_CALLS_PER_HOUR, MAX_ATTEMPTS}.
     public init(configuration: StackConfiguration) throws {
         let service = WeatherFetcher.name
         func url(_ name: String, _ fallback: String) throws -> String {
@@ -75,6 +78,13 @@ public struct WeatherFetcherSettings: Sendable {
         if let seconds = try positive("HTTP_TIMEOUT_SECONDS") { httpTimeout = .seconds(seconds) }
         if let calls = try positive("CALLS_PER_MINUTE") { callsPerMinute = calls }
         if let attempts = try positive("MAX_ATTEMPTS") { maxAttempts = attempts }
+        if let value = configuration.setting(service, "USER_CALLS_PER_HOUR") {
+            guard let number = Int(value), number >= 0 else {
+                throw ConfigurationError(
+                    "LOGBOOK_WEATHER_FETCHER_USER_CALLS_PER_HOUR must be a whole number, 0 or more (got \"\(value)\")")
+            }
+            userCallsPerHour = number
+        }
     }
 
     /// The delay before attempt `failures + 1`: base × 2^(failures − 1), capped, jittered.

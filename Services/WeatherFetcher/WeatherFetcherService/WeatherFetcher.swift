@@ -61,8 +61,10 @@ public final class WeatherFetcher: Sendable {
         router.read("weather.get") { (body: WeatherGet, context) -> WeatherGetResult in
             try body.validate(now: settings.now())
             do {
-                let conditions = try await fetcher.conditions(
-                    latitude: body.latitude, longitude: body.longitude, at: body.at, water: body.water)
+                let conditions = try await UserCallBudget.$user.withValue(context.userId) {
+                    try await fetcher.conditions(
+                        latitude: body.latitude, longitude: body.longitude, at: body.at, water: body.water)
+                }
                 return WeatherGetResult(summary: conditions.summary, conditions: conditions)
             } catch let failure as FetchFailure {
                 switch failure {
@@ -73,6 +75,12 @@ public final class WeatherFetcher: Sendable {
                     throw ServiceError(
                         .unavailable, "the weather provider asks us to slow down; try again later",
                         details: ["retryAfterMs": .number(Double(ms))])
+                case .userBudget(let retryAfter):
+                    throw ServiceError(
+                        .resourceExhausted,
+                        "your weather lookups are used up for now (\(settings.userCallsPerHour) provider calls an hour); "
+                            + "try again in \(Int((Double(retryAfter.milliseconds) / 1000).rounded(.up))) s",
+                        details: ["retryAfterMs": .number(Double(retryAfter.milliseconds))])
                 case .transient(let detail):
                     context.logger.warning("weather.get failed", metadata: ["error.detail": "\(detail)"])
                     throw ServiceError(.unavailable, "the weather provider is not answering; try again later")

@@ -1,0 +1,72 @@
+// One user cannot spend the shared provider quota: each user's calls are budgeted
+// (LOGBOOK_WEATHER_FETCHER_USER_CALLS_PER_HOUR); cached answers cost nothing.
+import Foundation
+import Runtime
+import TestSupport
+import Testing
+import Wire
+
+@testable import WeatherFetcherService
+
+@Suite struct UserBudgetTests {
+    func get(_ service: WeatherFetcher, _ latitude: Double, user: String) async throws -> Reply {
+        try await service.client.reply(
+            "weather.get", body: ["latitude": .number(latitude), "longitude": -70.67, "at": "2024-05-20T14:40:00Z"],
+            options: CallOptions(token: "good-\(user)"))
+    }
+
+    @Test func aUsersProviderCallsAreBudgeted() async throws {
+        let harness = try Harness(configure: { $0.userCallsPerHour = 4 })
+        let service = try harness.makeService()
+        // Salt water: a weather and a marine call per new place.
+        #expect(try await get(service, 41.1, user: "u1").ok)
+        #expect(try await get(service, 41.2, user: "u1").ok)
+        #expect(harness.server.requests.count == 4)
+        let spent = try await get(service, 41.3, user: "u1")
+        #expect(spent.error?.code == .resourceExhausted, "\(spent.error?.message ?? "answered")")
+        let retryAfterMs = spent.error?.details?["retryAfterMs"]?.doubleValue ?? 0
+        #expect(retryAfterMs > 0 && retryAfterMs <= 900_000, "\(retryAfterMs)")
+        #expect(harness.server.requests.count == 4, "the refused lookup called nobody")
+        // A cached place costs nothing; another user has a budget of their own.
+        #expect(try await get(service, 41.1, user: "u1").ok)
+        #expect(try await get(service, 41.3, user: "u2").ok)
+        // The bucket refills at 4 an hour: a place's two calls after 30 minutes.
+        harness.advance(by: 1800)
+        #expect(try await get(service, 41.4, user: "u1").ok)
+    }
+
+    @Test func aSpentUsersCatchWaitsWithoutLosingAnAttempt() async throws {
+        let harness = try Harness(configure: { $0.userCallsPerHour = 2 })
+        let service = try harness.makeService()
+        #expect(try await get(service, 41.1, user: "u1").ok)  // spends u1's two calls
+        try await service.applyRecords([harness.catchEvent(id: "c1", latitude: 42.5, longitude: -70.6)])
+        try await service.running {
+            try await Task.sleep(for: .milliseconds(600))
+        }
+        let status = try await service.status("c1", user: "u1")
+        #expect(status["status"] == "pending", "\(status)")
+        #expect(status["attempts"] == 0, "no attempt is spent waiting for the budget: \(status)")
+        #expect(status["lastError"]?.stringValue?.contains("calls are spent") == true, "\(status)")
+        #expect(harness.server.requests.count == 2)
+        // Other users' catches go on meanwhile.
+        try await service.applyRecords([harness.catchEvent(id: "c2", user: "u2", latitude: 43.5, longitude: -70.6)])
+        let ready = try await service.running { () async throws -> Bool in
+            for _ in 0..<50 {
+                if try await service.status("c2", user: "u2")["status"] == "ready" { return true }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return false
+        }
+        #expect(ready)
+    }
+
+    @Test func theSettingIsRead() throws {
+        let stack = try StackConfiguration.scratch("/tmp/lb-none", extra: ["LOGBOOK_WEATHER_FETCHER_USER_CALLS_PER_HOUR": "30"])
+        #expect(try WeatherFetcherSettings(configuration: stack).userCallsPerHour == 30)
+        #expect(try WeatherFetcherSettings(configuration: StackConfiguration.scratch("/tmp/lb-none")).userCallsPerHour == 120)
+        #expect(throws: ConfigurationError.self) {
+            try WeatherFetcherSettings(
+                configuration: StackConfiguration.scratch("/tmp/lb-none", extra: ["LOGBOOK_WEATHER_FETCHER_USER_CALLS_PER_HOUR": "-1"]))
+        }
+    }
+}
