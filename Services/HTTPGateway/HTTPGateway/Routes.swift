@@ -151,7 +151,7 @@ public enum Routes {
             .anonymous,
         Route(method: .post, path: "/v1/session", service: "auth", wireMethod: "auth.login", summary: "Log in: answers the bearer token",
               tag: "auth", access: .anonymous, write: false,
-              body: .json([.init("username", required: true), .init("password", required: true)]), status: 201),
+              body: .json([.init("username", required: true), .init("password", required: true), .init("deviceToken")]), status: 201),
         .write(.delete, "/v1/session", "auth", "auth.logout", "Log out: the token stops working", tag: "auth", bodyRequired: false),
         .read("/v1/me", "auth", "auth.whoami", "Who the token belongs to", tag: "auth"),
         .write(.put, "/v1/me/password", "auth", "auth.password.change", "Change the password", tag: "auth",

@@ -1,5 +1,8 @@
 // Calling the services: one ServiceClient per service for the edge's life (the same client
 // the CLI uses: deadline, bounded retries with the same request id and idempotency key).
+// The edge runs as a member of the stack (CURVE settings and stack key from the stack's
+// configuration): the key goes only with `$srv.*` calls, user calls carry the caller's
+// bearer token and nothing else.
 // Bodies and results stay JSON text end to end (Foundation's JSONSerialization keeps
 // integers as integers), so a 64-bit amount is never rounded through a Double.
 import Foundation
@@ -19,7 +22,7 @@ public final class ServiceCalls: Sendable {
         try clients.withLock { clients in
             if let client = clients[service] { return client }
             let client = try ServiceClient(
-                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(curve: configuration.curve))
+                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(configuration: configuration))
             clients[service] = client
             return client
         }
