@@ -63,7 +63,7 @@ struct SchemathesisTests {
                 "run", client.base + "/openapi.json",
                 "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance",
                 "--max-examples", String(Self.examples),
-                "--phases", "examples,coverage,fuzzing",
+                "--phases", "examples,coverage,fuzzing,stateful",
                 "--generation-deterministic",
                 "--request-timeout", "10",
                 "--header", "Authorization: Bearer \(token)",

@@ -158,7 +158,15 @@ public enum OpenAPI {
             ]
             responses["304"] = ["description": "If-None-Match matched the ETag"]
         }
-        responses[String(route.status)] = success
+        var answered = success
+        if let created = route.creates {
+            var links: [String: Any] = [:]
+            for other in Routes.all where other.path == created || other.path.hasPrefix(created + "/") {
+                links[other.operationId] = ["operationId": other.operationId, "parameters": ["id": "$response.body#/id"]]
+            }
+            answered["links"] = links
+        }
+        responses[String(route.status)] = answered
         for status in errorStatuses { responses[status] = ["$ref": "#/components/responses/Problem"] }
         responses["default"] = ["$ref": "#/components/responses/Problem"]
         operation["responses"] = responses

@@ -76,6 +76,9 @@ public struct Route: Sendable {
     /// Other representations of a page the client may ask for with `Accept` (the CLI's
     /// `--csv` and `map` formats).
     public var formats: [Format] = []
+    /// For a create: the path of what it made (`/v1/cars/{id}`), whose `{id}` is the
+    /// result's `id` (the document's links, which clients and Schemathesis follow).
+    public var creates: String?
     /// Wire fields sent as `null` (removing a photo is an update with `photo: null`).
     public var clears: [String] = []
 
@@ -164,13 +167,13 @@ public enum Routes {
 
     static let fuel: [Route] = [
         .write(.post, "/v1/cars", "records", "records.vehicle.add", "Add a car", tag: "fuel",
-               body: required(notNull(vehicleFields), ["nickname"]), status: 201),
+               body: required(notNull(vehicleFields), ["nickname"]), status: 201).creating("/v1/cars/{id}"),
         .read("/v1/cars", "records", "records.vehicle.list", "List cars, newest first", tag: "fuel", query: paging, answer: .page()),
         .read("/v1/cars/{id}", "records", "records.vehicle.get", "A car", tag: "fuel", id: "id"),
         .write(.patch, "/v1/cars/{id}", "records", "records.vehicle.update", "Change a car", tag: "fuel", id: "id", body: vehicleFields),
         .write(.delete, "/v1/cars/{id}", "records", "records.vehicle.delete", "Delete a car and its fill-ups", tag: "fuel", id: "id", bodyRequired: false),
         .write(.post, "/v1/cars/{id}/fillups", "records", "records.fillup.add", "Add a fill-up", tag: "fuel", id: "vehicleId",
-               body: required(notNull(fillupFields), ["volume"]), status: 201),
+               body: required(notNull(fillupFields), ["volume"]), status: 201).creating("/v1/fillups/{id}"),
         .read("/v1/cars/{id}/fillups", "records", "records.fillup.list", "A car's fill-ups, newest first", tag: "fuel", id: "vehicleId",
               query: paging, answer: .page()).offering(.csv),
         .read("/v1/fillups/{id}", "records", "records.fillup.get", "A fill-up", tag: "fuel", id: "id"),
@@ -180,7 +183,8 @@ public enum Routes {
 
     static let catches: [Route] = [
         .write(.post, "/v1/catches", "records", "records.catch.add", "Log a catch (photo: base64, or PUT it afterwards)", tag: "fishing",
-               body: required(notNull(catchFields), ["species", "weight", "weightUnit", "bait", "water", "latitude", "longitude"]), status: 201),
+               body: required(notNull(catchFields), ["species", "weight", "weightUnit", "bait", "water", "latitude", "longitude"]), status: 201)
+            .creating("/v1/catches/{id}"),
         .read("/v1/catches", "records", "records.catch.list", "List catches", tag: "fishing",
               query: [.init("water", values: ["fresh", "salt"]), .init("sort", values: ["date", "weight", "species"])] + paging, answer: .page()).offering(.csv, .geojson),
         .read("/v1/catches/bests", "records", "records.catch.bests", "The heaviest catch of each species", tag: "fishing",
@@ -201,7 +205,7 @@ public enum Routes {
 
     static let expenses: [Route] = [
         .write(.post, "/v1/expenses", "records", "records.expense.add", "Add an expense", tag: "expenses",
-               body: required(notNull(expenseFields), ["name", "amountMinor"]), status: 201),
+               body: required(notNull(expenseFields), ["name", "amountMinor"]), status: 201).creating("/v1/expenses/{id}"),
         .read("/v1/expenses", "records", "records.expense.list", "List expenses", tag: "expenses",
               query: range + [.init("category"), .init("sort", values: ["date", "amount"])] + paging, answer: .page()).offering(.csv),
         .read("/v1/expenses/{id}", "records", "records.expense.get", "An expense", tag: "expenses", id: "id"),
@@ -214,7 +218,7 @@ public enum Routes {
                body: [.init("kind", required: true, values: ["arrival", "departure"]), .init("at", .dateTime), .init("latitude", .number),
                       .init("longitude", .number), .init("accuracy", .number),
                       .init("source", required: true, values: ["ios", "android", "web", "cli", "company"]), .init("note"),
-                      .init("correction", .boolean)], status: 201),
+                      .init("correction", .boolean)], status: 201).creating("/v1/attendance/{id}"),
         .read("/v1/attendance", "records", "records.attendance.list", "List attendance entries", tag: "attendance", query: paging, answer: .page())
             .offering(.csv, .geojson),
         .read("/v1/attendance/latest", "records", "records.attendance.latest", "The latest arrival and departure", tag: "attendance"),
@@ -223,7 +227,7 @@ public enum Routes {
 
     static let activities: [Route] = [
         .write(.post, "/v1/activities", "records", "records.activity.add", "Add an activity", tag: "time",
-               body: [.init("name", required: true)], status: 201),
+               body: [.init("name", required: true)], status: 201).creating("/v1/activities/{id}"),
         .read("/v1/activities", "records", "records.activity.list", "List activities", tag: "time", query: paging, answer: .page()),
         .read("/v1/activities/{id}", "records", "records.activity.get", "An activity", tag: "time", id: "id"),
         .write(.delete, "/v1/activities/{id}", "records", "records.activity.delete", "Delete an activity", tag: "time", id: "id", bodyRequired: false),
@@ -281,4 +285,6 @@ extension Route {
     var anonymous: Route { var copy = self; copy.access = .anonymous; return copy }
 
     func offering(_ formats: Format...) -> Route { var copy = self; copy.formats = formats; return copy }
+
+    func creating(_ path: String) -> Route { var copy = self; copy.creates = path; return copy }
 }
