@@ -1,8 +1,9 @@
 // An independent client: Schemathesis (from PyPI; deploy/test.sh installs it when it is
 // missing) reads the edge's own /openapi.json and sends generated requests to the live
 // edge of a real stack, with a registered user's token, for a fixed budget of examples per
-// operation. The run must find no server error (5xx) and no response the document does
-// not allow (status, media type, headers, body schema).
+// operation (its coverage and fuzzing phases, and its stateful phase along the document's
+// links from each create to what it made). The run must find no server error (5xx) and no
+// response the document does not allow (status, media type, headers, body schema).
 //
 // Left out of the run, each for a reason of the test's, not of the edge's: logging out,
 // changing the password and deleting the account (they would end the token the rest of
