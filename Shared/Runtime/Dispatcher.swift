@@ -235,11 +235,7 @@ public final class Dispatcher: Sendable {
                 throw ServiceError(.notFound, "\(descriptor.name) keeps no database to back up", field: "method")
             }
             // A copy of every user's data, written where the service keeps its own: members only.
-            guard member else {
-                throw ServiceError(
-                    .permissionDenied, "$srv.backup answers only members of the stack (requests carrying the stack key)",
-                    field: "stackKey")
-            }
+            try Self.requireMember(member, method)
             let body = try Router.decodeBody(BackupRequest.self, from: frame)
             let result = try await Self.offPool { try backup.run(body) }
             logger.notice(
@@ -250,11 +246,7 @@ public final class Dispatcher: Sendable {
             guard let events else {
                 throw ServiceError(.notFound, "\(descriptor.name) publishes no events", field: "method")
             }
-            guard member else {
-                throw ServiceError(
-                    .permissionDenied, "events.since answers only members of the stack (requests carrying the stack key)",
-                    field: "stackKey")
-            }
+            try Self.requireMember(member, method)
             let body = try Router.decodeBody(EventsSince.self, from: frame)
             guard body.after >= 0 else { throw ServiceError.invalid("after", "must be 0 or more (got \(body.after))") }
             let limit = body.limit ?? 500
@@ -275,6 +267,15 @@ public final class Dispatcher: Sendable {
             }
         default:
             throw ServiceError(.notFound, "unknown method \"\(method)\"; reserved methods: \(Self.builtinMethods.joined(separator: ", "))", field: "method")
+        }
+    }
+
+    /// Methods that hand out every user's data answer only members of the stack.
+    static func requireMember(_ member: Bool, _ method: String) throws {
+        guard member else {
+            throw ServiceError(
+                .permissionDenied, "\(method) answers only members of the stack (requests carrying the stack key)",
+                field: "stackKey")
         }
     }
 
