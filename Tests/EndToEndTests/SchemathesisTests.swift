@@ -78,6 +78,8 @@ struct SchemathesisTests {
             var environment = ProcessInfo.processInfo.environment
             environment["SCHEMATHESIS_TELEMETRY"] = "false"
             process.environment = environment
+            // Its cache (.schemathesis/) goes with the throwaway stack, not into the repository.
+            process.currentDirectoryURL = URL(fileURLWithPath: stack.home)
             process.standardOutput = FileHandle(forWritingAtPath: out)
             process.standardError = process.standardOutput
             try process.run()
