@@ -53,12 +53,20 @@ let package = Package(
     products: [
         .executable(name: "logbook", targets: ["logbook"]),
         .executable(name: "logbook-bench", targets: ["logbook-bench"]),
+        .executable(name: "logbook-http", targets: ["logbook-http"]),
     ] + services.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The HTTP edge (Services/HTTPGateway). No swift-configuration: settings come from
+        // StackConfiguration like every other part's.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: C libraries from Debian
@@ -103,6 +111,25 @@ let package = Package(
             name: "logbook", dependencies: ["Gateway"], path: "Services/Gateway/logbook",
             swiftSettings: swiftSettings),
 
+        // MARK: The HTTP edge: HTTP/JSON in front of the services (a client of them, like the CLI)
+        .target(
+            name: "HTTPGateway",
+            dependencies: [
+                "Runtime", "Wire", "Gateway", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Services/HTTPGateway/HTTPGateway", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "logbook-http", dependencies: ["HTTPGateway"], path: "Services/HTTPGateway/logbook-http",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPGatewayTests", dependencies: ["HTTPGateway", "Wire", "Runtime"], path: "Tests/HTTPGatewayTests",
+            swiftSettings: swiftSettings),
+
         // MARK: Benchmarks (a separate command, never a timed test)
         .executableTarget(
             name: "logbook-bench",
@@ -132,7 +159,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Runtime", "Wire", "TestSupport", "Imaging", "logbook", .product(name: "GRDB", package: "GRDB.swift"),
+                "Runtime", "Wire", "TestSupport", "Imaging", "logbook", "logbook-http", "HTTPGateway",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
     ] + services.flatMap(\.targets)

@@ -30,6 +30,11 @@ if ! "$venv/bin/python3" -c 'import yaml, kubernetes_validate' 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q 'kubernetes-validate==1.37.0' 'PyYAML==6.0.3'
 fi
+# Schemathesis, the independent HTTP client of Tests/EndToEndTests/SchemathesisTests.swift.
+if ! command -v schemathesis >/dev/null; then
+    echo "test: installing schemathesis (pip)"
+    python3 -m pip install --quiet --disable-pip-version-check schemathesis
+fi
 # Serially: many suites start real services and give them seconds to answer; run all at
 # once on a two-core machine, they starve each other's services and fail on time, not on
 # behaviour. Concurrency is exercised inside the tests (1,000 concurrent requests, parallel

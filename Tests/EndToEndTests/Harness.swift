@@ -31,6 +31,11 @@ final class TestStack: Sendable {
         "LOGBOOK_WEATHER_FETCHER_MARINE_URL": "http://127.0.0.1:9/v1/marine",
         "LOGBOOK_WEATHER_FETCHER_NOAA_URL": "http://127.0.0.1:9",
         "LOGBOOK_STORE_QUOTES_URL": "http://127.0.0.1:9",
+        // The HTTP edge listens on any free port (it writes it to run/logbook-http.url), so
+        // stacks never fight over one.
+        "LOGBOOK_HTTP_LISTEN": "127.0.0.1:0",
+        // Tests send many requests from one address; HTTPAbuseTests sets a limit of its own.
+        "LOGBOOK_HTTP_RATE_LIMIT": "0",
     ]
 
     init(environment: [String: String] = [:]) throws {

@@ -46,10 +46,33 @@ enum Probe {
                     timeout: timeout)
             }
             }
+            for edge in executables.installedEdges {
+                group.addTask { await http(edge, context: context, timeout: timeout) }
+            }
             var statuses: [ServiceStatus] = []
             for await status in group { statuses.append(status) }
-            return StackConfiguration.services.compactMap { name in statuses.first { $0.service == name } }
+            return (StackConfiguration.services + Executables.edges).compactMap { name in statuses.first { $0.service == name } }
         }
+    }
+
+    /// The HTTP edge has no ZeroMQ socket: it is up when its /healthz answers 200.
+    static func http(_ edge: String, context: Context, timeout: Duration) async -> ServiceStatus {
+        let base = Executables.httpURL(context.configuration)
+        var status = ServiceStatus(service: edge, state: .down, endpoint: base)
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            guard let url = URL(string: base + "/healthz") else { throw HTTPError.transport(url: base, reason: "not a URL") }
+            let response = try await HTTPClient(timeout: timeout).get(url)
+            guard response.status == 200 else { throw HTTPError.transport(url: url.absoluteString, reason: "answered \(response.status)") }
+            let elapsed = clock.now - start
+            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            status.rttMs = (ms * 10).rounded() / 10
+            status.state = .up
+        } catch {
+            status.error = "\(error)"
+        }
+        return status
     }
 
     /// - Parameter configured: its endpoint is set explicitly (it may run on another host),

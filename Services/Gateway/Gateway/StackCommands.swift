@@ -59,11 +59,15 @@ struct StackUp: GatewayCommand {
             }
         }
         try await awaitServices(services, context: context, files: files)
+        let edges = executables.installedEdges
         if context.json {
             Output.json(["supervisorPid": .number(Double(supervisor)), "started": .bool(started),
-                         "services": .array(services.map { .string($0) })])
+                         "services": .array(services.map { .string($0) }), "edges": .array(edges.map { .string($0) })])
         } else {
             Output.line("up: \(services.joined(separator: ", ")) (logs in \(context.configuration.logDirectory))")
+            if edges.contains("logbook-http") {
+                Output.line("http: \(Executables.httpURL(context.configuration)) (starting beside the services; `logbook status` shows it)")
+            }
         }
     }
 
@@ -140,7 +144,7 @@ struct StackDown: GatewayCommand {
 
     /// Services left running without a supervisor (it was killed): signal them by pid file.
     private func stopStrays(_ files: StackFiles, signal: Int32 = SIGTERM) -> [String] {
-        StackConfiguration.services.compactMap { service in
+        (StackConfiguration.services + Executables.edges).compactMap { service in
             guard let pid = files.liveService(service) else { return nil }
             kill(pid, signal)
             unlink(files.pidFile(service))
@@ -183,14 +187,14 @@ struct StackLogs: GatewayCommand {
     @Option(name: [.short, .long], help: "Lines to print from the end of each log first.") var lines = 50
 
     func validate() throws {
-        if let service, !(StackConfiguration.services + ["supervisor"]).contains(service) {
-            throw ValidationError("unknown service \"\(service)\"; one of: \((StackConfiguration.services + ["supervisor"]).joined(separator: ", "))")
+        if let service, !(StackConfiguration.services + Executables.edges + ["supervisor"]).contains(service) {
+            throw ValidationError("unknown service \"\(service)\"; one of: \((StackConfiguration.services + Executables.edges + ["supervisor"]).joined(separator: ", "))")
         }
     }
 
     func execute(_ context: Context) async throws {
         let files = StackFiles(context.configuration)
-        let names = service.map { [$0] } ?? (["supervisor"] + StackConfiguration.services)
+        let names = service.map { [$0] } ?? (["supervisor"] + StackConfiguration.services + Executables.edges)
         let paths = names.map { files.log($0) }.filter { FileManager.default.fileExists(atPath: $0) }
         guard !paths.isEmpty else {
             throw ServiceError(.notFound, "no log yet in \(context.configuration.logDirectory)")

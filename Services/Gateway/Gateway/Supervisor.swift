@@ -77,7 +77,7 @@ final class Supervisor {
         self.files = files
         self.environment = environment
         self.settings = settings
-        children = executables.installed.map {
+        children = (executables.installed + executables.installedEdges).map {
             Child(name: $0, path: executables.path($0), backoff: settings.initialBackoff)
         }
         pings = HealthPings(configuration: files.configuration, settings: settings)
@@ -97,7 +97,8 @@ final class Supervisor {
         signal(SIGPIPE, SIG_IGN)
         StackFiles.writePid(files.supervisorPidFile, getpid())
         log("supervisor \(getpid()) started for \(files.configuration.home): \(children.map(\.name).joined(separator: ", "))")
-        let pinger = pings.start(children.map(\.name))
+        // The edges (Executables.edges) have no ZeroMQ socket to ping.
+        let pinger = pings.start(children.map(\.name).filter { !Executables.edges.contains($0) })
 
         while !stopRequested.load(ordering: .relaxed) {
             reap()

@@ -1,0 +1,356 @@
+// The HTTP edge: registers every route of `Routes.all` on a Hummingbird router, turns each
+// request into one service call (path parameters, query parameters and the JSON body
+// become the wire body; the bearer token and Idempotency-Key go into the envelope) and the
+// reply into HTTP (the result as JSON, a page with a Link header, a photo's bytes with an
+// ETag, or a problem document). The edge validates nothing the services validate: what it
+// refuses itself is only what HTTP brings (a body too large or too slow, a media type it
+// cannot read, a body that is not a JSON object, the rate limit).
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import Runtime
+import Wire
+
+public struct EdgeContext: Hummingbird.RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+public final class Edge: Sendable {
+    public let settings: EdgeSettings
+    public let calls: ServiceCalls
+    public let metrics: EdgeMetrics
+    let limiter: RateLimiter
+    let logger: Logger
+    /// The OpenAPI document, served at /openapi.json.
+    public let document: Data
+
+    public init(configuration: StackConfiguration, settings: EdgeSettings, logger: Logger) {
+        self.settings = settings
+        calls = ServiceCalls(configuration: configuration)
+        metrics = EdgeMetrics()
+        limiter = RateLimiter(perSecond: settings.ratePerSecond, burst: settings.rateBurst)
+        self.logger = logger
+        document = OpenAPI.document()
+    }
+
+    /// The (method, path) pairs this router answers: what the document test compares.
+    public static var registered: [(method: String, path: String)] {
+        Routes.all.map { ($0.method.rawValue, $0.path) } + Routes.own.map { ($0.method.rawValue, $0.path) }
+    }
+
+    public func router() -> Hummingbird.Router<EdgeContext> {
+        let router = Hummingbird.Router(context: EdgeContext.self)
+        router.add(middleware: EdgeMiddleware(edge: self))
+        for route in Routes.all {
+            router.on(RouterPath(route.path), method: route.method.http) { request, context in
+                try await self.handle(route, request, context)
+            }
+        }
+        router.on("/healthz", method: .get) { _, _ in
+            try Self.json(200, ["status": "ok"])
+        }
+        router.on("/readyz", method: .get) { _, _ in
+            await self.readiness()
+        }
+        router.on("/metrics", method: .get) { _, _ in
+            let text = await self.metrics.exposition(calls: self.calls)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+        router.on("/openapi.json", method: .get) { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: self.document)))
+        }
+        return router
+    }
+
+    /// The application: the router on HTTP/1.1 at the configured address, every request
+    /// head due within the request timeout (SlowClients.swift). `onListening` gets the URL
+    /// it answers at (with the port the system chose when the setting said 0).
+    public func application(onListening: @escaping @Sendable (String) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let settings = settings
+        let timeout = TimeAmount.nanoseconds(
+            settings.requestTimeout.components.seconds * 1_000_000_000 + settings.requestTimeout.components.attoseconds / 1_000_000_000)
+        return Application(
+            router: router(),
+            server: .http1(configuration: .init(additionalChannelHandlers: [RequestHeadDeadline(timeout: timeout)])),
+            configuration: .init(
+                address: .hostname(settings.host, port: settings.port), serverName: "logbook-http",
+                availableConnectionsDelegate: MaximumAvailableConnections(settings.maxConnections)),
+            onServerRunning: { channel in
+                var bound = settings
+                bound.port = channel.localAddress?.port ?? settings.port
+                await onListening(bound.localURL)
+            },
+            logger: logger)
+    }
+
+    // MARK: One route, one call
+
+    func handle(_ route: Route, _ request: Request, _ context: EdgeContext) async throws -> Response {
+        let token = Self.bearer(request.headers[.authorization])
+        let key = token.map { "token:" + $0 } ?? "address:" + (context.remoteAddress?.ipAddress ?? "?")
+        if let wait = limiter.take(key) {
+            var problem = Problem.edge(429, "rate_limited", "Too many requests", "more than \(settings.ratePerSecond) requests a second; slow down")
+            problem.retryAfterMs = wait
+            throw problem
+        }
+        var body: [String: Any] = [:]
+        switch route.body {
+        case .none:
+            break
+        case .json(_, let required):
+            let bytes = try await collect(request, limit: settings.maxJSONBody)
+            if bytes.readableBytes > 0 {
+                guard Self.isJSON(request.headers[.contentType]) else {
+                    throw Problem.edge(
+                        415, "unsupported_media_type", "Unsupported media type",
+                        "send the body as application/json (got \(request.headers[.contentType] ?? "no Content-Type"))")
+                }
+                guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any] else {
+                    throw Problem.badRequest("body: must be a JSON object")
+                }
+                body = object
+            } else if required {
+                body = [:]  // the service names what is missing
+            }
+        case .photo(let field):
+            guard let type = request.headers[.contentType], type.lowercased().hasPrefix("image/") else {
+                throw Problem.edge(
+                    415, "unsupported_media_type", "Unsupported media type",
+                    "send the photo's bytes with their media type, e.g. image/jpeg (got \(request.headers[.contentType] ?? "no Content-Type"))")
+            }
+            let bytes = try await collect(request, limit: settings.maxPhotoBody)
+            body[field] = Data(buffer: bytes).base64EncodedString()
+        }
+        let query = request.uri.queryParameters
+        for field in route.query {
+            if let raw = query.get(field.name) { body[field.wire] = Self.queryValue(raw, field.kind) }
+        }
+        for (parameter, field) in route.pathFields {
+            body[field] = context.parameters.get(parameter) ?? ""
+        }
+        for field in route.clears { body[field] = NSNull() }
+
+        let outcome: ServiceCalls.Outcome
+        do {
+            outcome = try await calls.call(
+                route.service, route.wireMethod, body: body, token: token,
+                idempotencyKey: route.write ? request.headers[.idempotencyKey] : nil, timeout: settings.serviceTimeout)
+        } catch let error as ServiceError {
+            throw Problem(error)
+        }
+        if let error = outcome.error { throw Problem(error) }
+        var headers: HTTPFields = [:]
+        if let freshness = outcome.freshness {
+            // A figure computed from a projection that is behind: shown, but marked.
+            var parts = ["producers=\(freshness.producers.joined(separator: ","))"]
+            if let behind = freshness.behindEvents { parts.append("behindEvents=\(behind)") }
+            if let asOf = freshness.asOf { parts.append("asOf=\(WireTime.format(asOf))") }
+            headers[.logbookStale] = parts.joined(separator: "; ")
+        }
+        switch route.answer {
+        case .json:
+            return try Self.json(route.status, outcome.result, headers: headers)
+        case .page(let key):
+            if let next = (outcome.result as? [String: Any])?["nextCursor"] as? String {
+                headers[.link] = "<\(Self.link(request.uri, cursor: next))>; rel=\"next\""
+            }
+            if let format = Representations.negotiate(request.headers[.accept], offered: route.formats) {
+                let items = (outcome.result as? [String: Any])?[key] as? [Any] ?? []
+                headers[.contentType] = format == .csv ? "text/csv; charset=utf-8" : format.rawValue
+                let body = format == .csv ? Representations.csv(items) : Representations.geojson(items)
+                return Response(status: .init(code: route.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            }
+            return try Self.json(route.status, outcome.result, headers: headers)
+        case .photo:
+            return try photo(outcome.result, request: request, headers: headers)
+        }
+    }
+
+    /// The photo's bytes, with an ETag from its hash; `If-None-Match` answers 304.
+    func photo(_ result: Any?, request: Request, headers: HTTPFields) throws -> Response {
+        guard let object = result as? [String: Any], let base64 = object["data"] as? String, let data = Data(base64Encoded: base64)
+        else { throw Problem(ServiceError(.internal, "records answered a photo without its bytes")) }
+        var headers = headers
+        let thumbnail = Self.queryValue(request.uri.queryParameters.get("thumbnail") ?? "false", .boolean) as? Bool ?? false
+        let tag = "\"\(object["hash"] as? String ?? "")\(thumbnail ? "-thumb" : "")\""
+        headers[.eTag] = tag
+        headers[.cacheControl] = "private, max-age=0, must-revalidate"
+        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = object["contentType"] as? String ?? "application/octet-stream"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The body, at most `limit` bytes, arriving within the request timeout: 413 or 408.
+    func collect(_ request: Request, limit: Int) async throws -> ByteBuffer {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw Self.tooLarge(limit)
+        }
+        let timeout = settings.requestTimeout
+        let body = request.body
+        do {
+            return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+                group.addTask { try await body.collect(upTo: limit) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                let first = try await group.next() ?? nil
+                group.cancelAll()
+                guard let buffer = first else {
+                    throw Problem.edge(408, "request_timeout", "Request timeout", "the body did not arrive within \(timeout)")
+                }
+                return buffer
+            }
+        } catch is NIOTooManyBytesError {
+            throw Self.tooLarge(limit)
+        } catch let error as Hummingbird.HTTPError where error.status == .contentTooLarge {
+            throw Self.tooLarge(limit)
+        }
+    }
+
+    static func tooLarge(_ limit: Int) -> Problem {
+        Problem.edge(413, "payload_too_large", "Payload too large", "this route takes a body of at most \(limit) bytes", field: "body")
+    }
+
+    // MARK: Health
+
+    func readiness() async -> Response {
+        let services = StackConfiguration.services
+        let answers = await withTaskGroup(of: (String, String).self) { group in
+            for service in services {
+                group.addTask {
+                    do {
+                        _ = try await self.calls.reserved(service, "$srv.ping", timeout: .seconds(1))
+                        return (service, "up")
+                    } catch {
+                        return (service, (error as? ServiceError).map { "\($0.code.rawValue): \($0.message)" } ?? "\(error)")
+                    }
+                }
+            }
+            var answers: [String: String] = [:]
+            for await (service, state) in group { answers[service] = state }
+            return answers
+        }
+        let ready = answers.values.allSatisfy { $0 == "up" }
+        return (try? Self.json(ready ? 200 : 503, ["ready": ready, "services": answers])) ?? Response(status: .internalServerError)
+    }
+
+    // MARK: Helpers
+
+    static func bearer(_ header: String?) -> String? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+    }
+
+    /// A query value as the JSON type the document gives it; a value that does not read
+    /// as that type goes as the string it is, and the service says what is wrong with it.
+    static func queryValue(_ raw: String, _ kind: Route.Field.Kind) -> Any {
+        switch kind {
+        case .integer: return Int64(raw).map { NSNumber(value: $0) } ?? raw
+        case .number: return Double(raw).flatMap { $0.isFinite ? NSNumber(value: $0) : nil } ?? raw
+        case .boolean:
+            switch raw.lowercased() {
+            case "true", "1": return true
+            case "false", "0": return false
+            default: return raw
+            }
+        default: return raw
+        }
+    }
+
+    /// The same request with `cursor` replaced.
+    static func link(_ uri: URI, cursor: String) -> String {
+        var components = URLComponents()
+        components.path = uri.path
+        var items = (URLComponents(string: "http://x/?" + (uri.query ?? ""))?.queryItems ?? []).filter { $0.name != "cursor" }
+        items.append(URLQueryItem(name: "cursor", value: cursor))
+        components.queryItems = items
+        // `+` reads as a space in a query: encode it, as base64url cursors never need, but be safe.
+        return (components.string ?? uri.path).replacingOccurrences(of: "+", with: "%2B")
+    }
+
+    static func json(_ status: Int, _ value: Any?, headers: HTTPFields = [:]) throws -> Response {
+        let data = try JSONSerialization.data(withJSONObject: value ?? NSNull(), options: [.fragmentsAllowed, .withoutEscapingSlashes])
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func problem(_ problem: Problem) -> Response {
+        var headers: HTTPFields = [.contentType: "application/problem+json"]
+        if let seconds = problem.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+        if problem.status == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        if problem.status == 408 || problem.status == 413 { headers[.connection] = "close" }
+        return Response(status: .init(code: problem.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: problem.json)))
+    }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = Self("Idempotency-Key")!
+    static let logbookStale = Self("Logbook-Stale")!
+    static let link = Self("Link")!
+}
+
+extension Route.Method {
+    var http: HTTPRequest.Method {
+        switch self {
+        case .get: .get
+        case .post: .post
+        case .put: .put
+        case .patch: .patch
+        case .delete: .delete
+        }
+    }
+}
+
+/// Rate limit, metrics and problem documents around every route.
+struct EdgeMiddleware: RouterMiddleware {
+    typealias Context = EdgeContext
+    let edge: Edge
+
+    func handle(_ request: Request, context: EdgeContext, next: (Request, EdgeContext) async throws -> Response) async throws -> Response {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let problem as Problem {
+            response = Edge.problem(problem)
+        } catch let error as any HTTPResponseError where !(error is Hummingbird.HTTPError) {
+            let status = Int(error.status.code)
+            response = Edge.problem(.edge(status, "http_\(status)", error.status.reasonPhrase, error.status.reasonPhrase))
+        } catch let error as Hummingbird.HTTPError {
+            let status = Int(error.status.code)
+            let detail = status == 404 ? "no route \(request.method.rawValue) \(request.uri.path)" : error.body ?? error.status.reasonPhrase
+            response = Edge.problem(.edge(status, status == 404 ? "not_found" : "http_\(status)", error.status.reasonPhrase, detail))
+        } catch {
+            edge.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error.detail": "\(error)"])
+            response = Edge.problem(.edge(500, "internal", "Internal error", "internal error"))
+        }
+        edge.metrics.record(
+            route: context.endpointPath ?? "(unmatched)", method: request.method.rawValue, status: Int(response.status.code),
+            duration: clock.now - start)
+        return response
+    }
+}

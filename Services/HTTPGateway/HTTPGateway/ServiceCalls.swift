@@ -1,0 +1,74 @@
+// Calling the services: one ServiceClient per service for the edge's life (the same client
+// the CLI uses: deadline, bounded retries with the same request id and idempotency key).
+// The edge runs as a member of the stack (CURVE settings and stack key from the stack's
+// configuration): the key goes only with `$srv.*` calls, user calls carry the caller's
+// bearer token and nothing else.
+// Bodies and results stay JSON text end to end (Foundation's JSONSerialization keeps
+// integers as integers), so a 64-bit amount is never rounded through a Double.
+import Foundation
+import Runtime
+import Synchronization
+import Wire
+
+public final class ServiceCalls: Sendable {
+    public let configuration: StackConfiguration
+    private let clients: Mutex<[String: ServiceClient]> = Mutex([:])
+
+    public init(configuration: StackConfiguration) {
+        self.configuration = configuration
+    }
+
+    public func client(_ service: String) throws -> ServiceClient {
+        try clients.withLock { clients in
+            if let client = clients[service] { return client }
+            let client = try ServiceClient(
+                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(configuration: configuration))
+            clients[service] = client
+            return client
+        }
+    }
+
+    /// A reply: the result as a Foundation JSON object, or the service's error.
+    public struct Outcome: @unchecked Sendable {
+        public var result: Any?
+        public var error: ServiceError?
+        public var freshness: Freshness?
+    }
+
+    /// Sends `method` with `body` (a JSON object of Foundation values) and returns the reply.
+    /// Transport failures come back as the client's `ServiceError` (`unavailable`,
+    /// `deadline_exceeded`).
+    public func call(
+        _ service: String, _ method: String, body: [String: Any], token: String?, idempotencyKey: String?, timeout: Duration
+    ) async throws -> Outcome {
+        let id = ID.make()
+        let ms = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        var envelope: [String: Any] = ["v": Protocol.version, "id": id, "method": method, "deadlineMs": ms, "body": body]
+        if let token { envelope["token"] = token }
+        envelope["idempotencyKey"] = idempotencyKey ?? id
+        let frame = try JSONSerialization.data(withJSONObject: envelope, options: [.withoutEscapingSlashes])
+        let data = try await client(service).exchange(frame, id: id, timeout: timeout)
+        struct Status: Decodable {
+            var ok: Bool
+            var error: ServiceError?
+            var freshness: Freshness?
+        }
+        let status: Status
+        let object: [String: Any]
+        do {
+            status = try WireCoding.decode(Status.self, from: data)
+            object = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        } catch {
+            throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1")
+        }
+        if let error = status.error, !status.ok { return Outcome(result: nil, error: error, freshness: nil) }
+        return Outcome(result: object["result"] ?? NSNull(), error: nil, freshness: status.freshness)
+    }
+
+    /// Calls a reserved method (`$srv.ping`, `$srv.stats`) and returns its result.
+    func reserved(_ service: String, _ method: String, timeout: Duration) async throws -> JSONValue {
+        let reply = try await client(service).reply(method, options: CallOptions(timeout: timeout))
+        if let error = reply.error { throw error }
+        return reply.result ?? .null
+    }
+}
