@@ -9,7 +9,7 @@ import Wire
 
 @testable import AnalyticsService
 
-/// The rules of DOMAINS.md §2 applied to the whole list at once.
+/// The rules of docs/fuel-economy.md applied to the whole list at once.
 func oracle(_ fills: [FuelFill]) -> FuelSnapshot {
     var snapshot = FuelSnapshot()
     let sorted = fills.sorted { ($0.date, $0.odometer ?? -1, $0.id) < ($1.date, $1.odometer ?? -1, $1.id) }

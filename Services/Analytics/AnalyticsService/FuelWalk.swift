@@ -1,4 +1,4 @@
-// The full-to-full walk (DOMAINS.md §2, docs/fuel-economy.md) as a pure step: the state
+// The full-to-full walk (docs/fuel-economy.md) as a pure step: the state
 // after the previous fill-up and this fill-up give this fill-up's result and the state after
 // it. The projection stores both per fill-up so that a change re-walks from the first
 // affected position only. Distances and volumes are integer thousandths; money is minor

@@ -1,4 +1,4 @@
-// The rules a new account must follow (DOMAINS.md §1), each failure an `invalid_argument`
+// The rules a new account must follow (docs/protocol.md, "Account rules"), each failure an `invalid_argument`
 // that names the field and the rule. Lengths are counted in Unicode code points, so the
 // rule does not change with the Unicode version's idea of a "character".
 import Foundation

@@ -1,4 +1,4 @@
-// The auth service: accounts, passwords and sessions (DOMAINS.md §1). `AuthService` is what
+// The auth service: accounts, passwords and sessions (docs/protocol.md, "Auth service methods"). `AuthService` is what
 // both the `auth` executable and the tests build: a ServiceHost with the auth schema, the
 // routes below, and a dispatcher whose `.user` methods resolve tokens from this database.
 import Foundation

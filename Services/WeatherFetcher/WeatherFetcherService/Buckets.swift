@@ -67,7 +67,7 @@ public enum Buckets {
 
     // MARK: Sky
 
-    /// The WMO weather-code group (EXTERNAL_APIS.md): what analytics buckets by.
+    /// The WMO weather-code group (docs/weather-buckets.md, "Sky"): what analytics buckets by.
     public static func sky(weatherCode code: Int) -> String {
         switch code {
         case 0: "clear"

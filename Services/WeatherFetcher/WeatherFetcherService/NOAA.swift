@@ -1,4 +1,4 @@
-// NOAA CO-OPS (EXTERNAL_APIS.md): the tide-prediction station list (mdapi) and high/low
+// NOAA CO-OPS (docs/external-apis.md): the tide-prediction station list (mdapi) and high/low
 // predictions for one station (datagetter), the request URLs and reading the answers.
 // NOAA reports its errors as `{"error":{"message":…}}` (HTTP 200 or 400); every way an answer
 // can be wrong comes out as a `NOAAError`, and the caller falls back to Open-Meteo Marine.

@@ -1,4 +1,4 @@
-// Open-Meteo's hourly answers (forecast, archive, marine share one shape, EXTERNAL_APIS.md):
+// Open-Meteo's hourly answers (forecast, archive, marine share one shape, docs/external-apis.md):
 // building the request URL and reading the answer. Every way an answer can be wrong maps
 // to a `FetchFailure` saying whether trying again can help.
 import Foundation

@@ -1,4 +1,4 @@
-// Tide phase and height from Open-Meteo Marine's hourly sea level (EXTERNAL_APIS.md): the
+// Tide phase and height from Open-Meteo Marine's hourly sea level (docs/external-apis.md): the
 // catch hour compared with its neighbours gives rising/falling, a local extreme gives
 // high/low; the height is placed within the range of the fetched day(s) in thirds.
 import Foundation
