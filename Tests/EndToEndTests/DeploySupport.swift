@@ -24,16 +24,17 @@ enum Tool {
         return nil
     }
 
-    /// Runs `executable arguments…`; kills it after `timeout`.
+    /// Runs `executable arguments…`, with output and input through files named from
+    /// `scratch`; kills it after `timeout`. The harness's `logbook(…)` runs through here too.
     @discardableResult
     static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
-        timeout: Duration = .seconds(60)
+        timeout: Duration = .seconds(60), scratch: String = FileManager.default.temporaryDirectory.path + "/lbtool-"
     ) async throws -> CommandResult {
-        let scratch = FileManager.default.temporaryDirectory.path + "/lbtool-" + UUID().uuidString.prefix(8)
-        let outPath = scratch + ".out"
-        let errPath = scratch + ".err"
-        let inPath = scratch + ".in"
+        let prefix = scratch + UUID().uuidString.prefix(8)
+        let outPath = prefix + ".out"
+        let errPath = prefix + ".err"
+        let inPath = prefix + ".in"
         defer { for path in [outPath, errPath, inPath] { unlink(path) } }
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
@@ -56,7 +57,8 @@ enum Tool {
             if clock.now >= deadline {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
-                throw HarnessError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
+                let name = URL(fileURLWithPath: executable).lastPathComponent
+                throw HarnessError("\(name) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -96,39 +96,10 @@ final class TestStack: Sendable {
     func logbook(
         arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60), environment extra: [String: String] = [:]
     ) async throws -> CommandResult {
-        let id = UUID().uuidString.prefix(8)
-        let outPath = "\(home)/.out-\(id)"
-        let errPath = "\(home)/.err-\(id)"
-        let inPath = "\(home)/.in-\(id)"
-        defer { for path in [outPath, errPath, inPath] { unlink(path) } }
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binDirectory + "/logbook")
-        process.arguments = arguments
-        process.environment = environment.merging(extra) { $1 }
-        process.standardOutput = FileHandle(forWritingAtPath: outPath)
-        process.standardError = FileHandle(forWritingAtPath: errPath)
-        if let stdin {
-            _ = FileManager.default.createFile(atPath: inPath, contents: Data(stdin.utf8))
-            process.standardInput = FileHandle(forReadingAtPath: inPath)
-        } else {
-            process.standardInput = FileHandle.nullDevice
-        }
-        try process.run()
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while process.isRunning {
-            if clock.now >= deadline {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                throw HarnessError("logbook \(arguments.joined(separator: " ")) did not finish within \(timeout)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        process.waitUntilExit()
-        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        return CommandResult(status: process.terminationStatus, stdout: read(outPath), stderr: read(errPath))
+        // Scratch files under the stack's home: the detached supervisor must hold nothing of ours.
+        try await Tool.run(
+            binDirectory + "/logbook", arguments, environment: environment.merging(extra) { $1 }, stdin: stdin,
+            timeout: timeout, scratch: "\(home)/.cmd-")
     }
 
     /// Polls `check` until it returns true or `timeout` passes.

@@ -439,6 +439,16 @@ struct CSVTable {
     var header: [String]
     var rows: [ImportCSV.Row]
 
+    /// A file with one header row: its table (header names normalised), its delimiter and
+    /// the header as written (for messages).
+    static func read(_ data: Data) throws -> (CSVTable, Character, written: [String]) {
+        let text = ImportCSV.text(data)
+        let delimiter = ImportCSV.delimiter(text)
+        let rows = ImportCSV.rows(text, delimiter: delimiter)
+        guard let first = rows.first else { throw ServiceError.invalid("file", "is empty") }
+        return (CSVTable(header: first.cells.map(CSVTable.normalise), rows: Array(rows.dropFirst())), delimiter, first.cells)
+    }
+
     func index(_ names: [String]) -> Int? {
         for name in names { if let i = header.firstIndex(of: name) { return i } }
         return nil
@@ -604,14 +614,10 @@ func describeDelimiter(_ d: Character) -> String { d == "\t" ? "tab" : String(d)
 /// metric account has `l/100km` (or `km/l`), `km` and `litres`. `price` is per unit.
 public enum FuellyParser {
     public static func plan(_ data: Data, settings: ImportSettings) throws -> ImportPlan {
-        let text = ImportCSV.text(data)
-        let delimiter = ImportCSV.delimiter(text)
-        let rows = ImportCSV.rows(text, delimiter: delimiter)
-        guard let first = rows.first else { throw ServiceError.invalid("file", "is empty") }
-        let table = CSVTable(header: first.cells.map(CSVTable.normalise), rows: Array(rows.dropFirst()))
+        let (table, delimiter, columns) = try CSVTable.read(data)
         guard let dateColumn = table.index(["fuelup_date"]), table.index(["gallons", "litres", "liters"]) != nil else {
             throw ServiceError.invalid(
-                "file", "is not a Fuelly export: it needs fuelup_date and gallons (or litres) columns (columns: \(first.cells.joined(separator: ", ")))")
+                "file", "is not a Fuelly export: it needs fuelup_date and gallons (or litres) columns (columns: \(columns.joined(separator: ", ")))")
         }
         var plan = ImportPlan(format: "fuelly")
         plan.detected.append(("columns", "\(table.header.count), separated by \(describeDelimiter(delimiter))", "header row"))
@@ -840,11 +846,7 @@ public enum ACarParser {
 /// odometer and fuel columns (L/100 km, distance per volume, or miles per UK gallon from litres).
 public enum LubeLoggerParser {
     public static func plan(_ data: Data, settings: ImportSettings) throws -> ImportPlan {
-        let text = ImportCSV.text(data)
-        let delimiter = ImportCSV.delimiter(text)
-        let rows = ImportCSV.rows(text, delimiter: delimiter)
-        guard let first = rows.first else { throw ServiceError.invalid("file", "is empty") }
-        let table = CSVTable(header: first.cells.map(CSVTable.normalise), rows: Array(rows.dropFirst()))
+        let (table, delimiter, columns) = try CSVTable.read(data)
         let c = (
             date: table.index(["date", "fuelup_date"]), odometer: table.index(["odometer", "odo"]),
             volume: table.index(["fuelconsumed", "gallons", "liters", "litres", "quantity", "qty"]),
@@ -853,7 +855,7 @@ public enum LubeLoggerParser {
             missed: table.index(["missedfuelup", "missed_fuelup"]), notes: table.index(["notes", "note"]))
         guard c.date != nil, c.volume != nil else {
             throw ServiceError.invalid(
-                "file", "is not a LubeLogger fuel export: it needs Date and FuelConsumed columns (columns: \(first.cells.joined(separator: ", ")))")
+                "file", "is not a LubeLogger fuel export: it needs Date and FuelConsumed columns (columns: \(columns.joined(separator: ", ")))")
         }
         var plan = ImportPlan(format: "lubelogger")
         plan.detected.append(("columns", "\(table.header.count), separated by \(describeDelimiter(delimiter))", "header row"))
