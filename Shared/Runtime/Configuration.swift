@@ -28,6 +28,8 @@ public struct StackConfiguration: Sendable, Equatable {
     public var stackKey: String?
     /// Every value read from the file and the environment (LOGBOOK_*), for service settings.
     public var values: [String: String]
+    /// How many records shards the stack runs (LOGBOOK_RECORDS_SHARDS, default 1; Shards.swift).
+    public var recordsShards: Int
 
     public init(values: [String: String]) throws {
         self.values = values
@@ -43,7 +45,8 @@ public struct StackConfiguration: Sendable, Equatable {
                 "LOGBOOK_DURABILITY must be one of \(Durability.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(durabilityText)\")")
         }
         self.durability = durability
-        curve = try CurveSettings.read(values, services: Self.services)
+        recordsShards = try Self.readRecordsShards(values)
+        curve = try CurveSettings.read(values, services: Self.instances(recordsShards: recordsShards))
         stackKey = values[StackKeys.setting].flatMap { $0.isEmpty ? nil : $0 }
     }
 
@@ -52,7 +55,7 @@ public struct StackConfiguration: Sendable, Equatable {
     public var needsGeneratedCurve: Bool {
         // With CURVE off, no CURVE setting is set (CurveSettings.read refuses strays).
         guard curve == nil || ["1", "2"].contains(values[Self.generatedMarker]) else { return false }
-        return Self.services.contains { endpoint($0).hasPrefix("tcp://") || eventsEndpoint($0).hasPrefix("tcp://") }
+        return instances.contains { endpoint($0).hasPrefix("tcp://") || eventsEndpoint($0).hasPrefix("tcp://") }
     }
 
     /// Set on values merged from the key files, so `environment` does not hand them on.

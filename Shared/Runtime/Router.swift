@@ -14,12 +14,15 @@ public struct Principal: Codable, Sendable, Equatable {
     public var sessionId: String
     /// The user's IANA time zone (auth's `users.timeZone`); nil from an older auth.
     public var timeZone: String?
+    /// The user's records shard (auth's `users.shard`, Shards.swift); nil from an older auth: shard 1.
+    public var shard: Int?
 
-    public init(userId: String, username: String, sessionId: String, timeZone: String? = nil) {
+    public init(userId: String, username: String, sessionId: String, timeZone: String? = nil, shard: Int? = nil) {
         self.userId = userId
         self.username = username
         self.sessionId = sessionId
         self.timeZone = timeZone
+        self.shard = shard
     }
 }
 

@@ -64,6 +64,10 @@ public final class SessionCache: SessionResolver, EventSink, Sendable {
             case AuthEvents.userDeleted:
                 let deleted = try event.decode(AuthEvents.UserDeleted.self)
                 entries.withLock { $0 = $0.filter { $0.value.principal.userId != deleted.userId } }
+            case AuthEvents.userShardChanged:
+                // the cached principal names the old shard (a `logbook shard move`)
+                let changed = try event.decode(AuthEvents.UserShardChanged.self)
+                entries.withLock { $0 = $0.filter { $0.value.principal.userId != changed.userId } }
             case AuthEvents.userSettingsChanged:
                 // the cached principal carries the old time zone: ask auth again next time
                 let changed = try event.decode(AuthEvents.UserSettingsChanged.self)
@@ -81,6 +85,19 @@ public enum AuthEvents {
     public static let userDeleted = "user.deleted"
     public static let userRegistered = "user.registered"
     public static let userSettingsChanged = "user.settings.changed"
+    public static let userShardChanged = "user.shard.changed"
+
+    /// A user's records now live on another shard (`auth.shard.set`, after a move).
+    public struct UserShardChanged: Codable, Sendable {
+        public var userId: String
+        public var from: Int
+        public var shard: Int
+        public init(userId: String, from: Int, shard: Int) {
+            self.userId = userId
+            self.from = from
+            self.shard = shard
+        }
+    }
 
     public struct SessionRevoked: Codable, Sendable {
         public var userId: String
@@ -105,10 +122,13 @@ public enum AuthEvents {
         public var username: String
         /// IANA name; absent in events written before accounts had a time zone (read as UTC).
         public var timeZone: String?
-        public init(userId: String, username: String, timeZone: String? = nil) {
+        /// The records shard auth assigned (absent before shards: 1).
+        public var shard: Int?
+        public init(userId: String, username: String, timeZone: String? = nil, shard: Int? = nil) {
             self.userId = userId
             self.username = username
             self.timeZone = timeZone
+            self.shard = shard
         }
     }
 

@@ -58,7 +58,7 @@ public struct AnalyticsService: Sendable {
     /// The projection code for one producer's events (throws on an unreadable payload).
     public static func apply(_ producer: String) -> @Sendable (Database, Event) throws -> Void {
         switch producer {
-        case "records": applyRecordsEvent
+        case _ where StackConfiguration.shard(of: producer) != nil: applyRecordsEvent
         case "weather-fetcher": applyWeatherEvent
         case "auth": applyAuthEvent
         default: { _, _ in }
@@ -162,9 +162,10 @@ public struct AnalyticsService: Sendable {
         return router
     }
 
-    /// The consumers of every producer, each applying its events to this database.
+    /// The consumers of every producer, each applying its events to this database: one per
+    /// records shard (each shard's events are a producer of their own, Shards.swift).
     public func consumers(stack: StackConfiguration) throws -> [EventConsumer] {
-        try Self.producers.map {
+        try Self.producers.flatMap { $0 == "records" ? stack.recordsInstances : [$0] }.map {
             try host.consumer(of: $0, configuration: stack, feedsReplies: true, handler: handler(for: $0))
         }
     }

@@ -16,6 +16,8 @@ public struct AuthConfiguration: Sendable {
     /// How long a session token stays valid after login.
     public var sessionLifetime: TimeInterval
     public var throttle: LoginThrottle
+    /// How many records shards new accounts are spread over (LOGBOOK_RECORDS_SHARDS).
+    public var recordsShards = 1
     /// The service's notion of "now" (sessions, throttling); injected so tests can move time.
     public var now: @Sendable () -> Date
 

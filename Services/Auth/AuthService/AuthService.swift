@@ -73,6 +73,8 @@ struct Handlers: Sendable {
         router.write("auth.settings.update", access: .user, updateSettings)
         router.write("auth.password.change", access: .user, prepare: preparePasswordChange, commitPasswordChange)
         router.write("auth.account.delete", access: .user, prepare: prepareAccountDelete, commitAccountDelete)
+        router.read("auth.shard.get", access: .public, shardGet)
+        router.write("auth.shard.set", access: .public, shardSet)
         return router
     }
 

@@ -24,6 +24,8 @@ struct LoginResult: Codable, Sendable {
     var expiresAt: Date
     /// This device's token: the one presented if it was known, else a new one. Shown once.
     var deviceToken: String
+    /// The user's records shard.
+    var shard: Int
 }
 
 extension Handlers {
@@ -66,6 +68,6 @@ extension Handlers {
         context.logger.info("signed in", metadata: ["user.id": "\(user.id)", "session.id": "\(session.id)"])
         return LoginResult(
             token: session.token, userId: user.id, username: user.username, sessionId: session.id,
-            expiresAt: session.expiresAt, deviceToken: deviceToken)
+            expiresAt: session.expiresAt, deviceToken: deviceToken, shard: user.shard)
     }
 }

@@ -21,6 +21,8 @@ struct RegisterResult: Codable, Sendable, Equatable {
     var email: String?
     var createdAt: Date
     var timeZone: String
+    /// The records shard this account's records live on (the least loaded when it registered).
+    var shard: Int
 }
 
 extension Handlers {
@@ -49,14 +51,16 @@ extension Handlers {
         let now = self.now
         let user = User(
             id: ID.make(at: now), username: account.username, email: account.email,
-            passwordHash: account.passwordHash, createdAt: now, timeZone: account.timeZone)
+            passwordHash: account.passwordHash, createdAt: now, timeZone: account.timeZone,
+            shard: try ShardCounts.leastLoaded(db, shards: configuration.recordsShards))
         try user.insert(db)
         try Outbox.append(
             db, type: AuthEvents.userRegistered, userId: user.id,
-            data: AuthEvents.UserRegistered(userId: user.id, username: user.username, timeZone: user.timeZone), at: now)
+            data: AuthEvents.UserRegistered(
+                userId: user.id, username: user.username, timeZone: user.timeZone, shard: user.shard), at: now)
         context.logger.info("account registered", metadata: ["user.id": "\(user.id)"])
         return RegisterResult(
             userId: user.id, username: user.username, email: user.email, createdAt: user.createdAt,
-            timeZone: user.timeZone)
+            timeZone: user.timeZone, shard: user.shard)
     }
 }

@@ -54,6 +54,15 @@ enum Schema {
                     CREATE INDEX devicesByUser ON devices(userId, lastUsedAt);
                     """)
         }
+        // Records sharded by user (Shards.swift): the shard fixed at registration; every
+        // account from before shards lives on shard 1.
+        migrator.registerMigration("auth.v3.shards") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN shard INTEGER NOT NULL DEFAULT 1 CHECK (shard >= 1);
+                    CREATE INDEX usersByShard ON users(shard);
+                    """)
+        }
         return migrator
     }
 }

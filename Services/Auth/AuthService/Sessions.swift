@@ -67,7 +67,7 @@ struct DatabaseSessions: SessionResolver {
                 db,
                 sql: """
                     SELECT sessions.id AS sessionId, users.id AS userId, users.username AS username,
-                        users.timeZone AS timeZone
+                        users.timeZone AS timeZone, users.shard AS shard
                     FROM sessions JOIN users ON users.id = sessions.userId
                     WHERE sessions.tokenHash = ? AND sessions.expiresAt > ?
                     """,
@@ -75,7 +75,7 @@ struct DatabaseSessions: SessionResolver {
             ).map {
                 Principal(
                     userId: $0["userId"], username: $0["username"], sessionId: $0["sessionId"],
-                    timeZone: $0["timeZone"])
+                    timeZone: $0["timeZone"], shard: $0["shard"])
             }
         }
         guard let principal else { throw Self.refused }

@@ -11,8 +11,14 @@ struct User: Sendable {
     var createdAt: Date
     /// IANA name, `UTC` unless the client said otherwise.
     var timeZone: String
+    /// The records shard holding this user's records (Shards.swift).
+    var shard: Int
 
-    init(id: String, username: String, email: String?, passwordHash: String, createdAt: Date, timeZone: String = "UTC") {
+    init(
+        id: String, username: String, email: String?, passwordHash: String, createdAt: Date, timeZone: String = "UTC",
+        shard: Int = 1
+    ) {
+        self.shard = shard
         self.id = id
         self.username = username
         self.email = email
@@ -28,25 +34,26 @@ struct User: Sendable {
         passwordHash = row["passwordHash"]
         createdAt = Date(timeIntervalSince1970: row["createdAt"])
         timeZone = row["timeZone"]
+        shard = row["shard"]
     }
 
     static func find(_ db: Database, username: String) throws -> User? {
         try Row.fetchOne(
-            db, sql: "SELECT id, username, email, passwordHash, createdAt, timeZone FROM users WHERE username = ?",
+            db, sql: "SELECT id, username, email, passwordHash, createdAt, timeZone, shard FROM users WHERE username = ?",
             arguments: [username]
         ).map(User.init(row:))
     }
 
     static func find(_ db: Database, id: String) throws -> User? {
         try Row.fetchOne(
-            db, sql: "SELECT id, username, email, passwordHash, createdAt, timeZone FROM users WHERE id = ?", arguments: [id]
+            db, sql: "SELECT id, username, email, passwordHash, createdAt, timeZone, shard FROM users WHERE id = ?", arguments: [id]
         ).map(User.init(row:))
     }
 
     func insert(_ db: Database) throws {
         try db.execute(
-            sql: "INSERT INTO users (id, username, email, passwordHash, createdAt, timeZone) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [id, username, email, passwordHash, createdAt.timeIntervalSince1970, timeZone])
+            sql: "INSERT INTO users (id, username, email, passwordHash, createdAt, timeZone, shard) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            arguments: [id, username, email, passwordHash, createdAt.timeIntervalSince1970, timeZone, shard])
     }
 }
 

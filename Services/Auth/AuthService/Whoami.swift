@@ -11,6 +11,8 @@ struct WhoamiResult: Codable, Sendable, Equatable {
     var email: String?
     var createdAt: Date
     var timeZone: String
+    /// The user's records shard: where their records calls go (docs/protocol.md, "Shards").
+    var shard: Int
 }
 
 extension Handlers {
@@ -18,6 +20,7 @@ extension Handlers {
         let user = try await currentUser(context)
         return WhoamiResult(
             userId: user.id, username: user.username, sessionId: context.principal?.sessionId ?? "",
-            email: user.email, createdAt: user.createdAt, timeZone: user.timeZone)
+            email: user.email, createdAt: user.createdAt, timeZone: user.timeZone,
+            shard: user.shard)
     }
 }

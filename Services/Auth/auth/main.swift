@@ -5,6 +5,7 @@ import AuthService
 import Runtime
 
 await ServiceMain.run("auth") { stack, logger in
-    let configuration = try AuthConfiguration.from { stack.setting("auth", $0) }
+    var configuration = try AuthConfiguration.from { stack.setting("auth", $0) }
+    configuration.recordsShards = stack.recordsShards
     return try makeAuthService(configuration: configuration, stack: stack, logger: logger)
 }

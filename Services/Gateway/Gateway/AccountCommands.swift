@@ -185,7 +185,7 @@ struct Logout: GatewayCommand {
         // Local data goes with the session: first send what can be sent, then warn.
         context.usesLocalData = false
         let store = try context.localStore(create: false)
-        if let store, try store.counts(owner: session.userId).pending > 0, !context.isDown("records") {
+        if let store, try store.counts(owner: session.userId).pending > 0, !context.isDown(context.recordsInstance(for: session)) {
             _ = try? await Offline.replay(context, store: store, owner: session.userId, token: session.token, includeFailed: false)
         }
         let unsynced = try store?.counts(owner: session.userId).total ?? 0
@@ -233,6 +233,7 @@ struct Whoami: GatewayCommand {
                     ("username", Output.cell(user["username"])), ("user id", Output.cell(user["userId"])),
                     ("email", Output.cell(user["email"])), ("created", Output.cell(user["createdAt"])),
                     ("time zone", Output.cell(user["timeZone"])), ("session", Output.cell(user["sessionId"])),
+                    ("records shard", Output.cell(user["shard"])),
                 ])
         }
     }

@@ -51,7 +51,9 @@ struct BackupCommand: GatewayCommand {
         }
         try fileManager.createDirectory(atPath: target, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let executables = Executables(configuration: context.configuration)
-        let services = backupOrder.filter { executables.isInstalled($0) || context.configuration.isConfigured($0) }
+        // Every records shard is backed up on its own (its database and photos).
+        let services = backupOrder.flatMap { $0 == "records" ? context.configuration.recordsInstances : [$0] }
+            .filter { executables.isInstalled($0) || context.configuration.isConfigured($0) }
         guard !services.isEmpty else {
             throw ServiceError(.failedPrecondition, "no service is installed or configured here; nothing to back up")
         }
@@ -219,7 +221,9 @@ struct RestoreCommand: GatewayCommand {
     /// (`LOGBOOK_RECORDS_PHOTO_DIR`), anything else beside the service's database.
     static func extraDestination(_ folder: String, service: String, configuration: StackConfiguration) -> String {
         let beside = URL(fileURLWithPath: configuration.databasePath(service)).deletingLastPathComponent()
-        if service == "records", let photos = configuration.setting("records", "PHOTO_DIR") { return photos }
+        if StackConfiguration.shard(of: service) != nil, let photos = configuration.setting(service, "PHOTO_DIR") {
+            return photos
+        }
         return beside.appendingPathComponent(folder).path
     }
 

@@ -139,7 +139,11 @@ public final class Context: Sendable {
                     service, method, body: body, caller: caller, write: true, idempotencyKey: key, timeout: timeout)
                 rememberWrite(owner: session.userId, service: service, method: method, result: result)
                 return result
-            } catch let error as ServiceError where queueable && Self.isUnreachable(error.code) {
+            } catch let error as ServiceError
+                where queueable && Self.isUnreachable(error.code) && error.details?["reason"]?.stringValue != "shard_move"
+            {
+                // (a write held while the user's records move between shards is refused, not
+                // queued: it says to try again in a few seconds)
                 let uncertain = error.code == .deadlineExceeded
                 throw try queue(
                     owner: session.userId, service, method, body: body, key: key, uncertain: uncertain,
@@ -249,7 +253,7 @@ public final class Context: Sendable {
         }
         guard first, let store = try? localStore(create: false),
             let counts = try? store.counts(owner: session.userId), counts.pending > 0,
-            !isDown("records")
+            !isDown(recordsInstance(for: session))
         else { return }
         do {
             let outcome = try await Offline.replay(
@@ -258,7 +262,8 @@ public final class Context: Sendable {
                 if case .failure = result { Output.errorLine(Offline.describe(item, result)) }
             }
             if let stopped = outcome.stopped, stopped.code == .unavailable {
-                state.withLock { $0.unreachable["records"] = stopped }
+                let instance = recordsInstance(for: session)
+                state.withLock { $0.unreachable[instance] = stopped }
             }
             var line = "synced \(outcome.synced.count) queued write\(outcome.synced.count == 1 ? "" : "s")"
             if let stopped = outcome.stopped { line += "; \(outcome.remaining) still queued (\(stopped.message))" }
@@ -282,18 +287,40 @@ public final class Context: Sendable {
             case .session: try requireSession().token
             case .token(let token): token
             }
-        if let known = state.withLock({ $0.unreachable[service] }) { throw known }
-        if isDown(service) {
+        // A user's records calls go to their shard (Shards.swift); `records-k` named
+        // outright, and `$srv.*`, go where they say.
+        let saved = try? sessions.load()
+        let ownSession = saved.map { $0.token == token } ?? false
+        let target =
+            service == "records" && !method.hasPrefix("$srv.") && method != "events.since"
+            ? StackConfiguration.recordsInstance(ownSession ? saved?.shard ?? 1 : 1) : service
+        if let known = state.withLock({ $0.unreachable[target] }) { throw known }
+        if isDown(target) {
             throw ServiceError(
                 .unavailable,
-                "\(service) is not reachable: the stack is not running (nothing listens at \(configuration.endpoint(service))); "
+                "\(target) is not reachable: the stack is not running (nothing listens at \(configuration.endpoint(target))); "
                     + "start it with `logbook stack up`")
         }
         let options = CallOptions(
             token: token, idempotencyKey: idempotencyKey ?? (write ? ID.make() : nil),
             timeout: timeout ?? self.timeout)
-        return try await client(service).reply(method, body: body, options: options)
+        let reply = try await client(target).reply(method, body: body, options: options)
+        // The user lives on another shard (moved, or a session from before): that shard is
+        // named in the refusal, which came before anything was done; ask it, and remember.
+        if target != service, let error = reply.error, let shard = ShardRedirect.target(error),
+            shard <= configuration.recordsShards, StackConfiguration.recordsInstance(shard) != target
+        {
+            if ownSession, var session = saved {
+                session.shard = shard
+                try? sessions.save(session)
+            }
+            return try await client(StackConfiguration.recordsInstance(shard)).reply(method, body: body, options: options)
+        }
+        return reply
     }
+
+    /// The records instance the saved session's user is on.
+    func recordsInstance(for session: Session) -> String { StackConfiguration.recordsInstance(session.shard ?? 1) }
 
     /// `send`, then print: the result as JSON with `--json`, else `human(result)`.
     public func perform(

@@ -6,24 +6,34 @@ import Runtime
 
 public struct Executables: Sendable {
     public let directory: String
+    /// The stack's service processes, records expanded into its shards (Shards.swift).
+    public let instances: [String]
 
     public init(configuration: StackConfiguration) {
         directory = configuration.values["LOGBOOK_BIN_DIR"] ?? URL(fileURLWithPath: Self.current).deletingLastPathComponent().path
+        instances = configuration.instances
+        localShards = (try? configuration.localRecordsShards()) ?? Set(1...configuration.recordsShards)
     }
+
+    /// The records shards this host runs (LOGBOOK_RECORDS_LOCAL_SHARDS, default all).
+    public let localShards: Set<Int>
 
     /// The running executable's path.
     public static var current: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    public func path(_ service: String) -> String { directory + "/" + service }
+    /// The executable of a service (every records shard runs `records`).
+    public func path(_ service: String) -> String { directory + "/" + StackConfiguration.executable(of: service) }
 
+    /// A records shard another host runs (LOGBOOK_RECORDS_LOCAL_SHARDS) is not installed here.
     public func isInstalled(_ service: String) -> Bool {
-        FileManager.default.isExecutableFile(atPath: path(service))
+        if let shard = StackConfiguration.shard(of: service), !localShards.contains(shard) { return false }
+        return FileManager.default.isExecutableFile(atPath: path(service))
     }
 
-    /// The stack's services that are installed, in start order.
-    public var installed: [String] { StackConfiguration.services.filter(isInstalled) }
+    /// The stack's services that are installed, in start order (one per records shard).
+    public var installed: [String] { instances.filter(isInstalled) }
 
     /// Programs the stack runs beside the services that are not ZeroMQ services (no
     /// ROUTER, no database): the HTTP edge. The supervisor starts and restarts them like

@@ -25,6 +25,7 @@ public struct Logbook: AsyncParsableCommand {
             StoreGroup.self, WalletCommand.self, QuoteCommand.self, FuelGroup.self, Suggest.self,
             ImportGroup.self, ExportCommand.self,
             Status.self, Call.self, ProbeCommand.self, Stack.self, Keys.self, BackupCommand.self, RestoreCommand.self,
+            ShardCommand.self,
         ])
 
     public init() {}

@@ -38,7 +38,8 @@ enum Probe {
     static func all(_ context: Context, timeout: Duration = .seconds(1)) async -> [ServiceStatus] {
         let executables = Executables(configuration: context.configuration)
         return await withTaskGroup(of: ServiceStatus.self) { group in
-            for service in StackConfiguration.services {
+            // Every records shard is a row of its own (`records`, `records-2`, …).
+            for service in context.configuration.instances {
                 let configured = context.configuration.isConfigured(service)
             group.addTask {
                 await one(
@@ -51,7 +52,7 @@ enum Probe {
             }
             var statuses: [ServiceStatus] = []
             for await status in group { statuses.append(status) }
-            return (StackConfiguration.services + Executables.edges).compactMap { name in statuses.first { $0.service == name } }
+            return (context.configuration.instances + Executables.edges).compactMap { name in statuses.first { $0.service == name } }
         }
     }
 
@@ -118,6 +119,18 @@ enum Probe {
             return ExitStatus.unavailable
         }
         return statuses.contains { $0.state == .degraded } ? ExitStatus.partial : 0
+    }
+
+    /// With more than one records shard: a line naming each shard that does not answer
+    /// (only its users are affected).
+    static func shardLines(_ statuses: [ServiceStatus], configuration: StackConfiguration) -> [String] {
+        guard configuration.recordsShards > 1 else { return [] }
+        return statuses.compactMap { status in
+            guard let shard = StackConfiguration.shard(of: status.service), status.state == .down || status.state == .unreachable
+            else { return nil }
+            return "records shard \(shard) (\(status.service)) is \(status.state.rawValue): its users' records cannot be reached; "
+                + "users on the other shards are not affected"
+        }
     }
 
     /// One line per problem of a degraded service (under the table).

@@ -35,10 +35,10 @@ struct ProbeCommand: GatewayCommand {
     }
 
     func execute(_ context: Context) async throws {
-        guard StackConfiguration.services.contains(service) else {
+        guard context.configuration.isInstance(service) else {
             throw ServiceError(
                 .invalidArgument,
-                "no service named \"\(service)\": the services are \(StackConfiguration.services.joined(separator: ", "))",
+                "no service named \"\(service)\": the services are \(context.configuration.instances.joined(separator: ", "))",
                 field: "service")
         }
         let clock = ContinuousClock()

@@ -10,6 +10,9 @@ public struct Session: Codable, Sendable, Equatable {
     public var username: String
     public var sessionId: String
     public var expiresAt: String?
+    /// The user's records shard, from auth at login (absent in files from before shards: 1).
+    /// `records` calls go to its instance (Context.reply); a redirect updates it.
+    public var shard: Int?
 }
 
 /// Device tokens from earlier logins, by lowercased username: `devices.json` beside the

@@ -27,6 +27,11 @@ struct StackUp: GatewayCommand {
         // The stack's files (logs, pid files, the key files) are its owner's alone.
         umask(0o077)
         let files = StackFiles(context.configuration)
+        do {
+            _ = try context.configuration.localRecordsShards()
+        } catch let error as ConfigurationError {
+            throw ServiceError(.failedPrecondition, "configuration: \(error.description)")
+        }
         let executables = Executables(configuration: context.configuration)
         let services = executables.installed
         guard !services.isEmpty else {
@@ -144,7 +149,7 @@ struct StackDown: GatewayCommand {
 
     /// Services left running without a supervisor (it was killed): signal them by pid file.
     private func stopStrays(_ files: StackFiles, signal: Int32 = SIGTERM) -> [String] {
-        (StackConfiguration.services + Executables.edges).compactMap { service in
+        (files.configuration.instances + Executables.edges).compactMap { service in
             guard let pid = files.liveService(service) else { return nil }
             kill(pid, signal)
             unlink(files.pidFile(service))
@@ -186,15 +191,13 @@ struct StackLogs: GatewayCommand {
     @Flag(name: [.short, .long], help: "Keep printing what is appended, until interrupted.") var follow = false
     @Option(name: [.short, .long], help: "Lines to print from the end of each log first.") var lines = 50
 
-    func validate() throws {
-        if let service, !(StackConfiguration.services + Executables.edges + ["supervisor"]).contains(service) {
-            throw ValidationError("unknown service \"\(service)\"; one of: \((StackConfiguration.services + Executables.edges + ["supervisor"]).joined(separator: ", "))")
-        }
-    }
-
     func execute(_ context: Context) async throws {
+        let known = ["supervisor"] + context.configuration.instances + Executables.edges
+        if let service, !known.contains(service) {
+            throw ValidationError("unknown service \"\(service)\"; one of: \(known.joined(separator: ", "))")
+        }
         let files = StackFiles(context.configuration)
-        let names = service.map { [$0] } ?? (["supervisor"] + StackConfiguration.services + Executables.edges)
+        let names = service.map { [$0] } ?? known
         let paths = names.map { files.log($0) }.filter { FileManager.default.fileExists(atPath: $0) }
         guard !paths.isEmpty else {
             throw ServiceError(.notFound, "no log yet in \(context.configuration.logDirectory)")

@@ -68,7 +68,7 @@ public struct StackFiles: Sendable {
 
     /// Removes the ipc socket files of the stack's services that live in run/ (at stop).
     func removeSockets() {
-        for service in StackConfiguration.services {
+        for service in configuration.instances {
             for endpoint in [configuration.endpoint(service), configuration.eventsEndpoint(service)]
             where endpoint.hasPrefix("ipc://" + configuration.runDirectory + "/") {
                 unlink(String(endpoint.dropFirst("ipc://".count)))
@@ -78,8 +78,9 @@ public struct StackFiles: Sendable {
 
     /// The service's pid when run/<service>.pid names a live process of that executable.
     public func liveService(_ service: String) -> pid_t? {
+        let executable = StackConfiguration.executable(of: service)
         guard let pid = Self.readPid(pidFile(service)), ProcessTable.isAlive(pid),
-            let first = ProcessTable.arguments(pid).first, first.hasSuffix("/" + service) || first == service
+            let first = ProcessTable.arguments(pid).first, first.hasSuffix("/" + executable) || first == executable
         else { return nil }
         return pid
     }

@@ -26,6 +26,7 @@ struct Status: GatewayCommand {
         } else {
             Output.line(Probe.table(statuses))
             Probe.problems(statuses).forEach { Output.line($0) }
+            Probe.shardLines(statuses, configuration: context.configuration).forEach { Output.line($0) }
             let owner = (try? context.owner()) ?? LocalStore.anonymous
             let queue = context.waiting(owner: owner)
             if owner == LocalStore.anonymous {

@@ -154,6 +154,11 @@ final class Supervisor {
         for i in children.indices where children[i].pid == nil && children[i].nextStart <= now {
             let child = children[i]
             do {
+                // A records shard is told which one it is (Shards.swift).
+                var environment = environment
+                if let shard = StackConfiguration.shard(of: child.name) {
+                    environment[StackConfiguration.recordsShardSetting] = String(shard)
+                }
                 let pid = try Spawn.start(
                     child.path, arguments: [], environment: environment, log: files.log(child.name), newSession: false)
                 children[i].pid = pid

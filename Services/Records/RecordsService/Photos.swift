@@ -47,11 +47,12 @@ public struct PhotoSettings: Sendable {
     /// From the stack: `records-photos` beside the records database unless
     /// `LOGBOOK_RECORDS_PHOTO_DIR` says otherwise; `LOGBOOK_RECORDS_PHOTO_MAX_BYTES`,
     /// `LOGBOOK_RECORDS_PHOTO_MAX_PIXELS` (the pixel budget), `LOGBOOK_RECORDS_PHOTO_WORKERS`.
-    public init(stack: StackConfiguration) throws {
-        let database = URL(fileURLWithPath: stack.databasePath(RecordsService.name))
+    /// A shard `records-k` keeps its photos in `records-k-photos` (or LOGBOOK_RECORDS_<k>_PHOTO_DIR).
+    public init(stack: StackConfiguration, instance: String = RecordsService.name) throws {
+        let database = URL(fileURLWithPath: stack.databasePath(instance))
         let directory =
-            stack.setting(RecordsService.name, "PHOTO_DIR")
-            ?? database.deletingLastPathComponent().appendingPathComponent("records-photos").path
+            stack.setting(instance, "PHOTO_DIR")
+            ?? database.deletingLastPathComponent().appendingPathComponent(instance + "-photos").path
         var maxBytes = Self.defaultMaxBytes
         if let text = stack.setting(RecordsService.name, "PHOTO_MAX_BYTES") {
             guard let value = Int(text), (1...(1 << 30)).contains(value) else {
@@ -269,6 +270,15 @@ public final class PhotoStore: Sendable {
                 throw ServiceError(.internal, "the photo's file could not be read")
             }
         }
+    }
+
+    /// A file copied from another shard (`records.shard.import`): written only when its
+    /// bytes hash to its name.
+    func importFile(_ hash: String, _ data: Data) async throws {
+        guard Self.isHex(hash), hash.count == 64, Crypto.sha256Hex(data) == hash else {
+            throw ServiceError.invalid("photos", "a photo file's bytes do not match its hash")
+        }
+        try await onFileQueue { try self.writeFile(hash, data) }
     }
 
     // MARK: Sweeping

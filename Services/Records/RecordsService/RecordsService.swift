@@ -57,21 +57,29 @@ public enum RecordsService {
 
 /// Builds the whole records service for `main`: its host on the stack's records database,
 /// the session cache and both consumers of auth's events.
+/// With shards (LOGBOOK_RECORDS_SHARDS > 1) this process is the shard LOGBOOK_RECORDS_SHARD
+/// names, under its instance name (`records`, `records-2`, …: its own endpoints, database and
+/// photos) and with its guard around every route (Shards.swift).
 public func makeRecordsService(stack: StackConfiguration, logger: Logger) throws -> [any Service] {
+    let shard = try stack.ownRecordsShard()
+    let instance = StackConfiguration.recordsInstance(shard)
     let sessions = try AuthSessions(configuration: stack, logger: logger)
     let host = try ServiceHost(
-        descriptor: ServiceDescriptor(name: RecordsService.name), database: stack.databaseSettings(RecordsService.name),
-        migrator: RecordsService.migrator, eventsEndpoint: stack.eventsEndpoint(RecordsService.name), curve: stack.curve,
+        descriptor: ServiceDescriptor(name: instance), database: stack.databaseSettings(instance),
+        migrator: RecordsService.migrator, eventsEndpoint: stack.eventsEndpoint(instance), curve: stack.curve,
         logger: logger)
-    let photoSettings = try PhotoSettings(stack: stack)
+    let photoSettings = try PhotoSettings(stack: stack, instance: instance)
     let photos = PhotoStore(settings: photoSettings, database: host.database, logger: host.logger)
     host.backUpAlso(photoSettings.directory)
-    let dispatcher = host.dispatcher(router: RecordsService.router(host: host, photos: photos), sessions: sessions.cache)
+    let shardGuard = try ShardGuard(shard: shard, database: host.database)
+    var router = RecordsService.router(host: host, photos: photos)
+    RecordsService.registerShardMoves(&router, guard: shardGuard, photos: photos)
+    let dispatcher = host.dispatcher(router: router.wrapped(shardGuard.around), sessions: sessions.cache)
     let purge = try host.consumer(of: "auth", configuration: stack, handler: RecordsService.applyAuthEvent)
     let conditions = try host.consumer(
         of: "weather-fetcher", configuration: stack, handler: RecordsService.applyWeatherEvent)
     return host.services(
-        dispatcher: dispatcher, endpoint: stack.endpoint(RecordsService.name),
+        dispatcher: dispatcher, endpoint: stack.endpoint(instance),
         extra: [sessions.consumer, purge, conditions, photos.sweeper()])
 }
 

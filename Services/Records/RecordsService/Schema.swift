@@ -33,6 +33,18 @@ enum Schema {
                     CREATE INDEX expense_by_amount ON expense (userId, currency, amountMinor DESC, id DESC);
                     """)
         }
+        // Records sharded by user (Shards.swift): a user moving away, moved away or arriving.
+        migrator.registerMigration("records.v5.shard-users") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE shardUser (
+                        userId TEXT PRIMARY KEY NOT NULL,
+                        state TEXT NOT NULL CHECK (state IN ('moving', 'moved', 'arriving', 'arrived')),
+                        shard INTEGER NOT NULL CHECK (shard >= 1),
+                        since INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 

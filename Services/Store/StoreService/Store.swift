@@ -69,11 +69,13 @@ public final class Store: Sendable {
         let store = Store(host: host, settings: try StoreSettings(configuration: configuration))
         let sessions = try AuthSessions(configuration: configuration, logger: host.logger)
         let dispatcher = host.dispatcher(router: store.router(), sessions: sessions.cache)
-        let records = try host.consumer(
-            of: "records", configuration: configuration, feedsReplies: true, handler: store.applyRecordsEvent)
+        // One consumer per records shard, each with its own checkpoint (Shards.swift).
+        let records = try configuration.recordsInstances.map {
+            try host.consumer(of: $0, configuration: configuration, feedsReplies: true, handler: store.applyRecordsEvent)
+        }
         let auth = try host.consumer(of: "auth", configuration: configuration, handler: store.applyAuthEvent)
         return host.services(
-            dispatcher: dispatcher, endpoint: configuration.endpoint(name), extra: [sessions.consumer, records, auth])
+            dispatcher: dispatcher, endpoint: configuration.endpoint(name), extra: [sessions.consumer] + records + [auth])
     }
 
     public func router() -> Router {

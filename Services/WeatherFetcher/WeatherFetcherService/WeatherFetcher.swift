@@ -106,11 +106,16 @@ public final class WeatherFetcher: Sendable {
             eventsEndpoint: configuration.eventsEndpoint(name), curve: configuration.curve, logger: logger)
         let sessions = try AuthSessions(configuration: configuration, logger: logger)
         let dispatcher = service.host.dispatcher(router: service.router(), sessions: sessions.cache)
-        let records = try service.host.consumer(of: "records", configuration: configuration, handler: service.recordsHandler)
+        // One consumer per records shard. The results go out as this service's events, which
+        // every shard consumes; only the shard holding the catch has it pending and applies
+        // them (RecordsService, CatchConditions.swift).
+        let records = try configuration.recordsInstances.map {
+            try service.host.consumer(of: $0, configuration: configuration, handler: service.recordsHandler)
+        }
         let auth = try service.host.consumer(of: "auth", configuration: configuration, handler: service.authHandler)
         return service.host.services(
             dispatcher: dispatcher, endpoint: configuration.endpoint(name),
-            extra: [sessions.consumer, records, auth, service.runner])
+            extra: [sessions.consumer] + records + [auth, service.runner])
     }
 }
 
