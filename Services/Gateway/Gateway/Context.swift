@@ -291,9 +291,8 @@ public final class Context: Sendable {
         // outright, and `$srv.*`, go where they say.
         let saved = try? sessions.load()
         let ownSession = saved.map { $0.token == token } ?? false
-        let target =
-            service == "records" && !method.hasPrefix("$srv.") && method != "events.since"
-            ? StackConfiguration.recordsInstance(ownSession ? saved?.shard ?? 1 : 1) : service
+        let routed = service == "records" && !method.hasPrefix("$srv.") && method != "events.since"
+        let target = routed ? StackConfiguration.recordsInstance(ownSession ? saved?.shard ?? 1 : 1) : service
         if let known = state.withLock({ $0.unreachable[target] }) { throw known }
         if isDown(target) {
             throw ServiceError(
@@ -307,10 +306,10 @@ public final class Context: Sendable {
         let reply = try await client(target).reply(method, body: body, options: options)
         // The user lives on another shard (moved, or a session from before): that shard is
         // named in the refusal, which came before anything was done; ask it, and remember.
-        if target != service, let error = reply.error, let shard = ShardRedirect.target(error),
+        if routed, ownSession, let error = reply.error, let shard = ShardRedirect.target(error),
             shard <= configuration.recordsShards, StackConfiguration.recordsInstance(shard) != target
         {
-            if ownSession, var session = saved {
+            if var session = saved {
                 session.shard = shard
                 try? sessions.save(session)
             }

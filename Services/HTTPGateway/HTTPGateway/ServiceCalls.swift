@@ -29,6 +29,10 @@ public final class ServiceCalls: Sendable {
     }
 
     /// A reply: the result as a Foundation JSON object, or the service's error.
+    /// Records shards (Shared/Runtime/Shards.swift): the shard each token's user was last
+    /// found on (by the token's SHA-256), learnt from a shard's redirect.
+    private let shards = Mutex<[String: Int]>([:])
+
     public struct Outcome: @unchecked Sendable {
         public var result: Any?
         public var error: ServiceError?
@@ -39,6 +43,31 @@ public final class ServiceCalls: Sendable {
     /// Transport failures come back as the client's `ServiceError` (`unavailable`,
     /// `deadline_exceeded`).
     public func call(
+        _ service: String, _ method: String, body: [String: Any], token: String?, idempotencyKey: String?, timeout: Duration
+    ) async throws -> Outcome {
+        guard service == "records", configuration.recordsShards > 1, let token else {
+            return try await send(service, method, body: body, token: token, idempotencyKey: idempotencyKey, timeout: timeout)
+        }
+        // A user's records calls go to their shard; a shard that is not theirs refuses before
+        // doing anything and names the right one.
+        let key = Crypto.sha256Hex(token)
+        let known = shards.withLock { $0[key] } ?? 1
+        let outcome = try await send(
+            StackConfiguration.recordsInstance(known), method, body: body, token: token, idempotencyKey: idempotencyKey,
+            timeout: timeout)
+        guard let error = outcome.error, let shard = ShardRedirect.target(error), shard != known,
+            shard <= configuration.recordsShards
+        else { return outcome }
+        shards.withLock {
+            if $0.count >= 100_000 { $0.removeAll() }
+            $0[key] = shard
+        }
+        return try await send(
+            StackConfiguration.recordsInstance(shard), method, body: body, token: token, idempotencyKey: idempotencyKey,
+            timeout: timeout)
+    }
+
+    private func send(
         _ service: String, _ method: String, body: [String: Any], token: String?, idempotencyKey: String?, timeout: Duration
     ) async throws -> Outcome {
         let id = ID.make()
