@@ -139,10 +139,6 @@ enum Patch<Value: Decodable & Sendable>: Decodable, Sendable {
         }
     }
 
-    var isUnchanged: Bool {
-        if case .unchanged = self { return true }
-        return false
-    }
 }
 
 extension KeyedDecodingContainer {
