@@ -40,10 +40,14 @@ struct Harness {
     let clock: TestClock
     let transport: InProcessTransport
 
-    init(database: DatabaseSettings = .inMemory, clock: TestClock = TestClock(), failedLoginsPerMinute: Int = 60) throws {
+    init(
+        database: DatabaseSettings = .inMemory, clock: TestClock = TestClock(), failedLoginsPerMinute: Int = 60,
+        recordsShards: Int = 1
+    ) throws {
         self.clock = clock
-        let configuration = AuthConfiguration(
+        var configuration = AuthConfiguration(
             argon2: .minimum, hashingConcurrency: 2, failedLoginsPerMinute: failedLoginsPerMinute, now: { clock.now })
+        configuration.recordsShards = recordsShards
         auth = try AuthService(configuration: configuration, database: database, logger: quietLogger)
         transport = InProcessTransport(auth.dispatcher)
     }
