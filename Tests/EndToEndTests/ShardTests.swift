@@ -173,9 +173,15 @@ struct ShardTests {
                 "catch", "add", "--species", "Pike", "--weight", "2.5", "--bait", "spoon", "--water", "fresh", "--lat", "59.33",
                 "--lon", "18.07", environment: env)
             #expect(catchAdd.status == 0, "\(catchAdd.stderr)")
+            // A write with a key of its own: retried after the move, the target answers it from
+            // the moved idempotency log instead of storing it again.
+            let keyed = #"{"name": "Keyed", "amountMinor": 700}"#
+            let first = try await stack.logbook(
+                "call", "records", "records.expense.add", keyed, "--idempotency-key", "shard-move-key", environment: env)
+            let keyedId = try #require((first.object["result"] as? [String: Any])?["id"] as? String, "\(first.stdout)")
             let shard1 = stack.home + "/data/records.sqlite"
             let shard2 = stack.home + "/data/records-2.sqlite"
-            #expect(try Self.rows(shard1, "expense", userId: aliceId) == 5)
+            #expect(try Self.rows(shard1, "expense", userId: aliceId) == 6)
             let earned = try await stack.eventually {
                 (try await stack.logbook("wallet", "--json", environment: env).object["netWorthCents"] as? Double) == 300
             }
@@ -209,7 +215,7 @@ struct ShardTests {
             #expect(cliWrite.status == 7, "\(cliWrite.stdout)\(cliWrite.stderr)")
             #expect(cliWrite.stderr.contains("being moved"), "\(cliWrite.stderr)")
             let read = try await stack.logbook("expense", "list", "--json", environment: env)
-            #expect((read.object["items"] as? [Any])?.count == 5, "reads still answer: \(read.stdout)\(read.stderr)")
+            #expect((read.object["items"] as? [Any])?.count == 6, "reads still answer: \(read.stdout)\(read.stderr)")
             let bobWrite = try await stack.logbook("expense", "add", "Bob's", "2", environment: Self.user(stack, "bob"))
             #expect(bobWrite.status == 0, "bob is not affected: \(bobWrite.stderr)")
             kill(analytics, SIGCONT)
@@ -217,10 +223,10 @@ struct ShardTests {
             let moved = try await moving.value
             #expect(moved.status == 0, "\(moved.stdout)\(moved.stderr)")
             #expect(moved.object["from"] as? Int == 1 && moved.object["to"] as? Int == 2, "\(moved.stdout)")
-            #expect(moved.object["rows"] as? Int == 11, "5 expenses, a car, 2 fill-ups, an activity, a time entry, a catch: \(moved.stdout)")
+            #expect(moved.object["rows"] as? Int == 12, "6 expenses, a car, 2 fill-ups, an activity, a time entry, a catch: \(moved.stdout)")
 
             // Data on the target, gone from the source.
-            #expect(try Self.rows(shard2, "expense", userId: aliceId) == 5)
+            #expect(try Self.rows(shard2, "expense", userId: aliceId) == 6)
             #expect(try Self.rows(shard2, "fillup", userId: aliceId) == 2)
             #expect(try Self.rows(shard2, "fishCatch", userId: aliceId) == 1)
             for table in ["expense", "fillup", "vehicle", "activity", "timeEntry", "fishCatch"] {
@@ -234,11 +240,14 @@ struct ShardTests {
             #expect((refusal?["details"] as? [String: Any])?["shard"] as? Int == 2, "\(source.stdout)")
 
             // Her old session keeps working: the CLI follows the redirect and remembers it.
+            let retried = try await stack.logbook(
+                "call", "records", "records.expense.add", keyed, "--idempotency-key", "shard-move-key", environment: env)
+            #expect((retried.object["result"] as? [String: Any])?["id"] as? String == keyedId, "\(retried.stdout)")
             let after = try await stack.logbook("expense", "add", "After", "6", environment: env)
             #expect(after.status == 0, "\(after.stderr)")
             let list = try await stack.logbook("expense", "list", "--json", environment: env)
-            #expect((list.object["items"] as? [Any])?.count == 6, "\(list.stdout)\(list.stderr)")
-            #expect(try Self.rows(shard2, "expense", userId: aliceId) == 6)
+            #expect((list.object["items"] as? [Any])?.count == 7, "\(list.stdout)\(list.stderr)")
+            #expect(try Self.rows(shard2, "expense", userId: aliceId) == 7)
             let whoami = try await stack.logbook("whoami", "--json", environment: env)
             #expect(whoami.object["shard"] as? Int == 2)
 
@@ -252,9 +261,9 @@ struct ShardTests {
             #expect(wallet, "3 h before the move + 1 h after = $4.00, not more")
             let summary = try await stack.eventually {
                 let result = try await stack.logbook("expense", "summary", "--by", "category", "--json", environment: env)
-                return result.stdout.contains("2100")
+                return result.stdout.contains("2800")
             }
-            #expect(summary, "analytics: 1+2+3+4+5+6 = $21.00 once each")
+            #expect(summary, "analytics: 1+2+3+4+5+7+6 = $28.00 once each")
 
             // shard list counts the users.
             let shards = try await stack.logbook("shard", "list", "--json")

@@ -114,7 +114,9 @@ struct ShardMover {
     }
 
     /// The tables a move copies, parents first (RecordsService, Shards.swift).
-    static let tables = ["vehicle", "fillup", "photo", "fishCatch", "expense", "attendance", "activity", "timeEntry", "timer"]
+    static let tables = [
+        "vehicle", "fillup", "photo", "fishCatch", "expense", "attendance", "activity", "timeEntry", "timer", "idempotency",
+    ]
     /// The services that consume records' events.
     static let consumers = ["analytics", "store", "weather-fetcher"]
 

@@ -231,7 +231,20 @@ struct ShardCountResult: Codable, Sendable {
 
 extension RecordsService {
     /// The user's tables in the order a move copies them (parents before children).
-    static let moveTables = ["vehicle", "fillup", "photo", "fishCatch", "expense", "attendance", "activity", "timeEntry", "timer"]
+    /// `idempotency` (the runtime's log of the user's write keys) goes too, so that a retry
+    /// of a write the source applied is answered by the target, not applied again.
+    static let moveTables = [
+        "vehicle", "fillup", "photo", "fishCatch", "expense", "attendance", "activity", "timeEntry", "timer", "idempotency",
+    ]
+
+    /// The column naming the user in a moved table (photos are shared by content: none).
+    static func ownerColumn(_ table: String) -> String? {
+        switch table {
+        case "photo": nil
+        case "idempotency": "principal"
+        default: "userId"
+        }
+    }
 
     /// The move's methods (operator only: the stack key in the body), on `router`.
     static func registerShardMoves(_ router: inout Router, guard shardGuard: ShardGuard, photos: PhotoStore) {
@@ -340,7 +353,7 @@ extension RecordsService {
     /// Rows of the user in every table (photos are not theirs alone and are not counted).
     static func userRowCount(_ db: Database, userId: String) throws -> Int {
         var total = 0
-        for table in moveTables where table != "photo" {
+        for table in moveTables where ownerColumn(table) == "userId" {
             total += try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table) WHERE userId = ?", arguments: [userId]) ?? 0
         }
         return total
@@ -364,16 +377,27 @@ extension RecordsService {
     static func exportPage(
         database: any DatabaseWriter, photos: PhotoStore, userId: String, table: String, after: Int64, limit: Int
     ) async throws -> ShardExportResult {
+        if table == "idempotency" {
+            // No rowid here: pages by position (nothing of the user changes while held).
+            let rows = try await database.read { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT * FROM idempotency WHERE principal = ? ORDER BY key LIMIT ? OFFSET ?",
+                    arguments: [userId, limit, after])
+            }
+            return ShardExportResult(
+                table: table, rows: try rows.map(json), files: nil, next: rows.count == limit ? after + Int64(limit) : nil)
+        }
         if table == "photo" {
-            // The photos the user's catches show, with their files (one page: a user's photos).
+            // The photos the user's catches show, with their files: one photo a page (a file
+            // may be 16 MiB).
             let rows = try await database.read { db in
                 try Row.fetchAll(
                     db,
                     sql: """
                         SELECT * FROM photo WHERE hash IN (SELECT photoHash FROM fishCatch WHERE userId = ? AND photoHash IS NOT NULL)
-                        ORDER BY hash
+                        ORDER BY hash LIMIT 1 OFFSET ?
                         """,
-                    arguments: [userId])
+                    arguments: [userId, after])
             }
             var files: [String: String] = [:]
             for row in rows {
@@ -381,7 +405,7 @@ extension RecordsService {
                     if let data = try await photos.read(hash) { files[hash] = data.base64EncodedString() }
                 }
             }
-            return ShardExportResult(table: table, rows: try rows.map(json), files: files, next: nil)
+            return ShardExportResult(table: table, rows: try rows.map(json), files: files, next: rows.isEmpty ? nil : after + 1)
         }
         let rows = try await database.read { db in
             try Row.fetchAll(
@@ -409,7 +433,7 @@ extension RecordsService {
                 object[column] = .number(Double(n))
             case .double(let d): object[column] = .object(["real": .number(d)])
             case .string(let s): object[column] = .string(s)
-            case .blob: throw ServiceError(.internal, "\(column) holds bytes; records has no such column")
+            case .blob(let data): object[column] = .object(["blob": .string(data.base64EncodedString())])
             }
         }
         return .object(object)
@@ -420,8 +444,8 @@ extension RecordsService {
         var count = 0
         for row in rows {
             guard case .object(let object) = row else { throw ServiceError.invalid("rows", "each row must be an object") }
-            if table != "photo" {
-                guard object["userId"]?.stringValue == userId else {
+            if let owner = ownerColumn(table) {
+                guard object[owner]?.stringValue == userId else {
                     throw ServiceError.invalid("rows", "a row of another user")
                 }
             }
@@ -436,9 +460,14 @@ extension RecordsService {
                 case .number(let n):
                     guard n.rounded() == n else { throw ServiceError.invalid("rows", "\(name): integers only") }
                     arguments += [Int64(n)]
-                case .object(let real):
-                    guard let d = real["real"]?.doubleValue else { throw ServiceError.invalid("rows", "\(name)") }
-                    arguments += [d]
+                case .object(let tagged):
+                    if let d = tagged["real"]?.doubleValue {
+                        arguments += [d]
+                    } else if let text = tagged["blob"]?.stringValue, let data = Data(base64Encoded: text) {
+                        arguments += [data]
+                    } else {
+                        throw ServiceError.invalid("rows", "\(name): not a column value")
+                    }
                 case .string(let s): arguments += [s]
                 default: throw ServiceError.invalid("rows", "\(name): not a column value")
                 }
