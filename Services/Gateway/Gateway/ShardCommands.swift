@@ -149,6 +149,10 @@ struct ShardMover {
         guard from != to else { return report }
         let source = StackConfiguration.recordsInstance(from)
         let target = StackConfiguration.recordsInstance(to)
+        // First, while the user still writes: let the consumers catch up with what the source
+        // has published so far, so the wait inside the hold below is short.
+        try? await waitForConsumers(
+            source: source, head: nil, seconds: min(consumersWait, 10), waitForSilent: false, progress: { _ in })
         let frozen = try await call(source, "records.shard.freeze", ["userId": .string(userId), "shard": .number(Double(to))])
         let heldFrom = clock.now
         var imported = false
@@ -183,7 +187,7 @@ struct ShardMover {
             guard report.rows == sourceRows else {
                 throw ServiceError(.internal, "\(target) holds \(report.rows) rows of the user, \(source) \(sourceRows); not switching")
             }
-            try await waitForConsumers(source: source, head: head, seconds: consumersWait, progress: progress)
+            try await waitForConsumers(source: source, head: head, seconds: consumersWait, waitForSilent: true, progress: progress)
             _ = try await call(
                 "auth", "auth.shard.set",
                 ["userId": .string(userId), "from": .number(Double(from)), "shard": .number(Double(to))])
@@ -202,8 +206,13 @@ struct ShardMover {
     }
 
     /// Waits until every consumer of records' events that answers has applied the source's
-    /// events up to `head` (the user's last event there).
-    func waitForConsumers(source: String, head: Int64, seconds: Double, progress: (String) -> Void) async throws {
+    /// events up to `head` (the user's last event there; nil: the last event it has heard of).
+    /// One that does not answer is waited for too when `waitForSilent` and it is installed here
+    /// or configured elsewhere (it would apply the target's events before the source's).
+    func waitForConsumers(
+        source: String, head: Int64?, seconds: Double, waitForSilent: Bool, progress: (String) -> Void
+    ) async throws {
+        let executables = Executables(configuration: context.configuration)
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(seconds * 1000))
         var pending = Self.consumers
@@ -214,14 +223,17 @@ struct ShardMover {
                 do {
                     info = try await call(service, "$srv.info", [:], timeout: .seconds(2))
                 } catch {
-                    // Not installed or not answering: it will replay from its checkpoint when it
-                    // runs, before any event of the target (its own checkpoint) matters to it.
-                    progress("\(service) did not answer (\((error as? ServiceError)?.message ?? "\(error)")); not waiting for it")
+                    if waitForSilent, executables.isInstalled(service) || context.configuration.isConfigured(service) {
+                        still.append(service)
+                    } else if waitForSilent {
+                        // Not part of this stack: nothing consumes records' events there.
+                        progress("\(service) is not installed here; not waiting for it")
+                    }
                     continue
                 }
                 let consumers = (try? info["health"]?.decode(HealthReport.self))?.consumers ?? []
                 guard let consumer = consumers.first(where: { $0.producer == source }) else { continue }
-                if consumer.position < head { still.append(service) }
+                if consumer.position < head ?? consumer.producerLast ?? 0 { still.append(service) }
             }
             pending = still
             if pending.isEmpty { break }
