@@ -44,6 +44,8 @@ struct ShardMoveBenchmark: AsyncParsableCommand {
         commandName: "shard-move", abstract: "`logbook shard move` of a user with N records (real stack).")
 
     @Option(help: "Expenses the user has before the move.") var records = 10_000
+    @Option(help: "Seconds to wait after loading, before the move (lets the consumers catch up first).")
+    var settle = 0.0
     @Option(help: "LOGBOOK_DURABILITY of the stack: full or normal.") var durability = "full"
 
     func run() async throws {
@@ -55,6 +57,7 @@ struct ShardMoveBenchmark: AsyncParsableCommand {
         let start = clock.now
         _ = try await stack.drive([(alice, 64)], count: records)
         print(String(format: "loaded %d expenses for alice on shard %d in %.1f s", records, alice.shard, seconds(clock.now - start)))
+        if settle > 0 { try await Task.sleep(for: .milliseconds(Int64(settle * 1000))) }
         let moved = try stack.logbook(["shard", "move", "alice", "2", "--json", "--timeout", "60"], config: alice.config)
         guard moved.status == 0, let object = try? JSONValue.parse(moved.stdout) else {
             throw ValidationError("shard move failed: \(moved.stdout)\(moved.stderr)")
