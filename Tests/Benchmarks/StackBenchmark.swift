@@ -46,6 +46,9 @@ struct StackBenchmark: AsyncParsableCommand {
             print(String(format: "idle RSS %@: %.1f MiB", name, Double(kib) / 1024))
         }
         print(String(format: "CPU per records.expense.add, all services: %.3f ms", figures.cpuPerWriteMs))
+        for (name, ms) in figures.cpuPerService.sorted(by: { $0.key < $1.key }) {
+            print(String(format: "  %@: %.3f ms", name, ms))
+        }
     }
 
     func measure() async throws -> Figures {
