@@ -126,10 +126,14 @@ public protocol EventSink: Sendable {
     func apply(_ events: [Event]) async throws
     /// Moves the position back to `seq` (the producer was restored to an earlier state).
     func rewind(to seq: Int64) async throws
+    /// Whether events of this type change anything here. The consumer reads only the
+    /// sequence number of the others (it still needs it to notice gaps), not their payload.
+    func handles(_ type: String) -> Bool
 }
 
 extension EventSink {
     public func rewind(to seq: Int64) async throws {}
+    public func handles(_ type: String) -> Bool { true }
 }
 
 /// The usual sink: applies a batch of events in one transaction of the consumer's own
@@ -332,12 +336,18 @@ public final class EventConsumer: Service, Sendable {
                 try socket.connect(endpoint)
                 return socket
             },
-            onEvent: { event in
+            onEvent: { [sink] event in
                 guard case .message(let frames) = event, frames.count == 2 else { return }
                 if frames[0] == Data(EventHeartbeat.topic.utf8) {
                     if let hb = try? WireCoding.decode(EventHeartbeat.self, from: frames[1]) {
                         continuation.yield(.heartbeat(hb.seq))
                     }
+                } else if let type = String(validating: frames[0], as: UTF8.self), !sink.handles(type),
+                    let seq = EnvelopeScan.members(frames[1], ["seq"])["seq"].flatMap({ Int64(String(decoding: $0, as: UTF8.self)) })
+                {
+                    // An event this sink does not act on: only its place in the sequence matters.
+                    let placeholder = Event(seq: seq, type: type, userId: nil, at: Date(timeIntervalSince1970: 0), data: .null)
+                    if arrivals.append(placeholder) { continuation.yield(.events) }
                 } else if let event = try? WireCoding.decode(Event.self, from: frames[1]) {
                     if arrivals.append(event) { continuation.yield(.events) }
                 } else {

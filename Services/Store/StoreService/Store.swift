@@ -5,6 +5,7 @@
 import Foundation
 import GRDB
 import Logging
+import Outbound
 import Runtime
 import ServiceLifecycle
 import Storage
