@@ -75,7 +75,8 @@ public func makeRecordsService(stack: StackConfiguration, logger: Logger) throws
     var router = RecordsService.router(host: host, photos: photos)
     RecordsService.registerShardMoves(&router, guard: shardGuard, photos: photos)
     let dispatcher = host.dispatcher(router: router.wrapped(shardGuard.around), sessions: sessions.cache)
-    let purge = try host.consumer(of: "auth", configuration: stack, handler: RecordsService.applyAuthEvent)
+    let purge = try host.consumer(
+        of: "auth", configuration: stack, types: [AuthEvents.userDeleted], handler: RecordsService.applyAuthEvent)
     let conditions = try host.consumer(
         of: "weather-fetcher", configuration: stack, handler: RecordsService.applyWeatherEvent)
     return host.services(

@@ -110,9 +110,10 @@ public final class WeatherFetcher: Sendable {
         // every shard consumes; only the shard holding the catch has it pending and applies
         // them (RecordsService, CatchConditions.swift).
         let records = try configuration.recordsInstances.map {
-            try service.host.consumer(of: $0, configuration: configuration, handler: service.recordsHandler)
+            try service.host.consumer(of: $0, configuration: configuration, types: ["catch."], handler: service.recordsHandler)
         }
-        let auth = try service.host.consumer(of: "auth", configuration: configuration, handler: service.authHandler)
+        let auth = try service.host.consumer(
+            of: "auth", configuration: configuration, types: [AuthEvents.userDeleted], handler: service.authHandler)
         return service.host.services(
             dispatcher: dispatcher, endpoint: configuration.endpoint(name),
             extra: [sessions.consumer] + records + [auth, service.runner])
