@@ -17,5 +17,6 @@ struct Bench: AsyncParsableCommand {
         subcommands: [
             PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self, BackupBenchmark.self,
             LoginSprayBenchmark.self, PhotoFairnessBenchmark.self,
+            HTTPBenchmark.self,
         ])
 }

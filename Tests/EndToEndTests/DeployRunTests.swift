@@ -91,6 +91,20 @@ struct DeployRunTests {
                 #expect(ready.status == 0, "\(service): \(post.joined(separator: " ")): \(ready.stdout)\(ready.stderr)")
                 #expect(FileManager.default.fileExists(atPath: "\(root)/var/lib/logbook/data/\(service).sqlite"), "\(service)")
             }
+            // The HTTP edge's unit, the services up: its check (its /healthz) passes, and so
+            // does the same probe of /readyz (every service answers it). The listen address
+            // is the harness's (a free port), not the default 8080.
+            let unit = try Self.unit("http")
+            var environment = unit.environment.mapValues(moved).merging(TestStack.offline) { $1 }
+            environment["PATH"] = "/usr/bin:/bin"
+            let post = unit.post.map(moved)
+            let early = try await Tool.run(post[0], ["--probe", "--timeout", "0.5"], environment: environment, timeout: .seconds(30))
+            #expect(early.status == 7, "no edge yet: \(early.stdout)\(early.stderr)")
+            try started.start(moved(unit.start), [], environment: environment, log: "\(root)/http.log")
+            let ready = try await Tool.run(post[0], Array(post.dropFirst()), environment: environment, timeout: .seconds(60))
+            #expect(ready.status == 0, "http: \(post.joined(separator: " ")): \(ready.stdout)\(ready.stderr)")
+            let all = try await Tool.run(post[0], ["--probe", "--path", "/readyz", "--wait", "10"], environment: environment, timeout: .seconds(30))
+            #expect(all.status == 0, "/readyz: \(all.stdout)\(all.stderr)")
         } catch {
             await started.stopAll()
             try? FileManager.default.removeItem(atPath: root)

@@ -62,6 +62,17 @@ struct HTTPEdgeTests {
             #expect(missing.status == 404 && missing.json["code"] as? String == "not_found")
             let noRoute = try await client.send("GET", "/v1/nothing-here", token: token)
             #expect(noRoute.status == 404 && noRoute.header("Content-Type") == "application/problem+json")
+            // A path the edge answers, with a method it does not answer there: 405 with Allow.
+            for (method, path, allow) in [
+                ("PATCH", "/v1/cars", "GET, POST"), ("PUT", "/v1/cars/\(carId)/fillups", "GET, POST"),
+                ("POST", "/v1/catches/bests", "GET"), ("DELETE", "/healthz", "GET"),
+                ("POST", "/v1/cars/\(carId)", "GET, PATCH, DELETE"),
+            ] {
+                let wrong = try await client.send(method, path, token: token)
+                #expect(wrong.status == 405, "\(method) \(path): \(wrong.status) \(wrong.text)")
+                #expect(wrong.header("Allow") == allow, "\(method) \(path): \(wrong.header("Allow") ?? "no Allow")")
+                #expect(wrong.header("Content-Type") == "application/problem+json" && wrong.json["code"] as? String == "method_not_allowed")
+            }
 
             // Health, readiness and metrics: the edge's own counts, latencies and errors per
             // route, and every service's $srv.stats gathered over ZeroMQ.
