@@ -84,6 +84,8 @@ struct HTTPEdgeTests {
             #expect(text.contains(#"logbook_http_requests_total{route="/v1/cars/{id}/fillups",method="POST",status="201"} 3"#), "\(text.prefix(3000))")
             #expect(text.contains(#"logbook_http_errors_total{route="/v1/cars/{id}/fillups",method="POST",class="4xx"} 1"#))
             #expect(text.contains(#"logbook_http_request_duration_seconds_bucket{route="/v1/cars",method="POST",le="+Inf"} 1"#))
+            // requests no route took are counted under one label, the 405s among them
+            #expect(text.contains(#"logbook_http_requests_total{route="(unmatched)",method="PATCH",status="405"} 1"#), "\(text.prefix(3000))")
             for service in ["auth", "records", "weather-fetcher", "analytics", "store"] {
                 #expect(text.contains("logbook_service_up{service=\"\(service)\"} 1"), "\(service) stats")
             }

@@ -135,7 +135,12 @@ struct HTTPTLSTests {
         let tls = ["LOGBOOK_HTTP_TLS_CERT": certs + "/cert.pem", "LOGBOOK_HTTP_TLS_KEY": certs + "/key.pem"]
         let unreadable: (status: Int32, output: String)
         if getuid() == 0 {
-            let environment = base.merging(tls) { $1 }.map { "\($0.key)=\($0.value)" }
+            // a home of nobody's own (the runs above made root's data folder in `home`)
+            let nobodyHome = home + "/nobody"
+            try FileManager.default.createDirectory(atPath: nobodyHome, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+            chmod(nobodyHome, 0o777)
+            let environment = base.merging(tls) { $1 }.merging(["HOME": nobodyHome, "LOGBOOK_HOME": nobodyHome]) { $1 }
+                .map { "\($0.key)=\($0.value)" }
             let result = try await Tool.run(
                 "/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "/usr/bin/env", "-i"] + environment
                     + [bin + "/logbook-http"], timeout: .seconds(20))

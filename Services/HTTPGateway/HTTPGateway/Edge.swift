@@ -373,9 +373,10 @@ struct EdgeMiddleware: RouterMiddleware {
             let status = Int(error.status.code)
             response = Edge.problem(.edge(status, "http_\(status)", error.status.reasonPhrase, error.status.reasonPhrase))
         } catch let error as Hummingbird.HTTPError
-            where error.status == .notFound && context.endpointPath == nil
-                && AllowedMethods.methods(for: request.uri.path) != nil
+            where error.status == .notFound
+                && AllowedMethods.methods(for: request.uri.path).map({ !$0.contains(request.method.rawValue) }) == true
         {
+            // (The router's not-found answer: only it throws HTTPError; handlers throw Problem.)
             // The path is one of ours, the method is not (AllowedMethods.swift).
             let allowed = AllowedMethods.methods(for: request.uri.path) ?? []
             var problem = Problem.edge(
@@ -392,7 +393,8 @@ struct EdgeMiddleware: RouterMiddleware {
             response = Edge.problem(.edge(500, "internal", "Internal error", "internal error"))
         }
         edge.metrics.record(
-            route: context.endpointPath ?? "(unmatched)", method: request.method.rawValue, status: Int(response.status.code),
+            // (Hummingbird names the not-found responder's requests "NotFound".)
+            route: context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "(unmatched)", method: request.method.rawValue, status: Int(response.status.code),
             duration: clock.now - start)
         return response
     }
