@@ -10,12 +10,19 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 /// A service: `Services/<folder>/<library>` holds its logic, `Services/<folder>/<executable>`
-/// its main, `Tests/<tests>` its tests.
+/// its main, `Tests/<tests>` its tests. Every service library imports the runtime, the wire
+/// types, storage, GRDB, logging and service lifecycle; `dependencies` adds its own.
 struct ServiceTargets {
+    static let common: [Target.Dependency] = [
+        "Runtime", "Wire", "Storage", .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    ]
+
     var folder: String
     var library: String
     var executable: String
-    var dependencies: [Target.Dependency] = ["Runtime"]
+    var dependencies: [Target.Dependency] = []
     var testDependencies: [Target.Dependency] = []
 
     var tests: String { (library.hasSuffix("Service") ? String(library.dropLast(7)) : library) + "Tests" }
@@ -23,7 +30,7 @@ struct ServiceTargets {
     var targets: [Target] {
         [
             .target(
-                name: library, dependencies: dependencies, path: "Services/\(folder)/\(library)",
+                name: library, dependencies: Self.common + dependencies, path: "Services/\(folder)/\(library)",
                 swiftSettings: swiftSettings),
             .executableTarget(
                 name: executable, dependencies: [.target(name: library)], path: "Services/\(folder)/\(executable)",
@@ -36,9 +43,9 @@ struct ServiceTargets {
 }
 
 let services: [ServiceTargets] = [
-    ServiceTargets(folder: "Auth", library: "AuthService", executable: "auth", dependencies: ["Runtime", "CSodium"]),
+    ServiceTargets(folder: "Auth", library: "AuthService", executable: "auth", dependencies: ["CSodium"]),
     ServiceTargets(
-        folder: "Records", library: "RecordsService", executable: "records", dependencies: ["Runtime", "Imaging"],
+        folder: "Records", library: "RecordsService", executable: "records", dependencies: ["Imaging"],
         testDependencies: ["Imaging"]),
     ServiceTargets(
         folder: "WeatherFetcher", library: "WeatherFetcherService", executable: "weather-fetcher",

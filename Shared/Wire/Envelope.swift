@@ -36,27 +36,6 @@ public struct RequestHeader: Codable, Sendable {
     }
 }
 
-/// A whole request with a typed body (used to encode requests, and to decode bodies).
-public struct Request<Body: Codable & Sendable>: Codable, Sendable {
-    public var v: Int
-    public var id: String
-    public var method: String
-    public var token: String?
-    public var idempotencyKey: String?
-    public var deadlineMs: Int?
-    public var body: Body
-
-    public init(header: RequestHeader, body: Body) {
-        v = header.v
-        id = header.id
-        method = header.method
-        token = header.token
-        idempotencyKey = header.idempotencyKey
-        deadlineMs = header.deadlineMs
-        self.body = body
-    }
-}
-
 /// Attached to the reply envelope of a read answered from a projection that is behind its
 /// producers (docs/protocol.md, "Health and freshness").
 public struct Freshness: Codable, Sendable, Equatable {
@@ -104,19 +83,6 @@ public struct Reply: Codable, Sendable {
         ok = false
         result = nil
         self.error = error
-    }
-}
-
-/// A successful reply with a typed result (what services encode).
-public struct TypedReply<Result: Encodable>: Encodable {
-    public var v = Protocol.version
-    public var id: String
-    public var ok = true
-    public var result: Result
-
-    public init(id: String, result: Result) {
-        self.id = id
-        self.result = result
     }
 }
 

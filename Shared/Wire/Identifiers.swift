@@ -88,6 +88,12 @@ private func randomBytes(_ bytes: inout [UInt8]) {
 }
 
 /// Times on the wire: ISO-8601 with an offset; written in UTC with milliseconds when needed.
+extension Date {
+    /// Milliseconds since 1970 in UTC, rounded: how every service stores a time.
+    public var ms: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    public init(ms: Int64) { self.init(timeIntervalSince1970: Double(ms) / 1000) }
+}
+
 public enum WireTime {
     /// The instant rounded to the millisecond, written exactly: Foundation's fractional
     /// formatting truncates (a time stored as …38.497 came out as …38.496), so the

@@ -44,14 +44,7 @@ public struct Milli: Sendable, Hashable, Comparable, Codable, CustomStringConver
         let negative = text.hasPrefix("-")
         let unsigned = negative ? String(text.dropFirst()) : text
         let parts = unsigned.split(separator: ".", maxSplits: 1)
-        var whole = String(parts[0])
-        var groups: [String] = []
-        while whole.count > 3 {
-            groups.insert(String(whole.suffix(3)), at: 0)
-            whole.removeLast(3)
-        }
-        groups.insert(whole, at: 0)
-        let joined = groups.joined(separator: ",") + (parts.count > 1 ? "." + parts[1] : "")
+        let joined = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + parts[1] : "")
         return negative ? "-" + joined : joined
     }
 

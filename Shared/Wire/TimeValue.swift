@@ -2,6 +2,8 @@
 // must agree to the cent: tracked time is money at 1 hour = $1.00 (100 cents, so one cent
 // per 36 seconds), the goal is 10,000 hours, and cents are whole — floored, never rounded
 // up, so net worth is never overstated.
+import Foundation
+
 public enum TimeValue {
     public static let msPerHour: Int64 = 3_600_000
     public static let msPerCent: Int64 = msPerHour / 100
@@ -18,17 +20,19 @@ public enum TimeValue {
         cents(totalAfterMs) - cents(totalAfterMs - ms)
     }
 
+    /// The share of the 10,000-hour goal `ms` reaches, 0…1 and beyond (not capped), to 4
+    /// decimals (0.01 %, one hour), half away from zero.
+    public static func progress(_ ms: Int64) -> Decimal {
+        var exact = Decimal(ms) / Decimal(goalMs)
+        var result = Decimal()
+        NSDecimalRound(&result, &exact, 4, .plain)
+        return result
+    }
+
     /// `$1,234.56`
     public static func dollars(_ cents: Int64) -> String {
         let sign = cents < 0 ? "-" : ""
-        var whole = String(cents.magnitude / 100)
-        var groups: [String] = []
-        while whole.count > 3 {
-            groups.insert(String(whole.suffix(3)), at: 0)
-            whole.removeLast(3)
-        }
-        groups.insert(whole, at: 0)
         let rest = cents.magnitude % 100
-        return "\(sign)$\(groups.joined(separator: ",")).\(rest < 10 ? "0" : "")\(rest)"
+        return "\(sign)$\(Digits.grouped(String(cents.magnitude / 100))).\(rest < 10 ? "0" : "")\(rest)"
     }
 }

@@ -10,6 +10,7 @@
 // Aggregates change by the difference between old and new results (integer sums).
 import Foundation
 import GRDB
+import Wire
 
 enum FuelProjection {
     // MARK: Vehicles
@@ -314,30 +315,4 @@ struct StoredFill: Sendable {
         )
         .map(StoredFill.init(row:))
     }
-}
-
-enum DistanceUnit: String, Sendable, Codable {
-    case mi, km
-
-    /// Kilometres in one unit (exact: the international mile is 1.609344 km).
-    var kilometres: Decimal { self == .mi ? Decimal(string: "1.609344")! : 1 }
-}
-
-enum VolumeUnit: String, Sendable, Codable {
-    case gal, l, ukgal
-
-    /// Litres in one unit (exact: US gallon 3.785411784 L, imperial gallon 4.54609 L).
-    var litres: Decimal {
-        switch self {
-        case .gal: Decimal(string: "3.785411784")!
-        case .l: 1
-        case .ukgal: Decimal(string: "4.54609")!
-        }
-    }
-}
-
-extension Date {
-    /// Whole milliseconds since 1970.
-    var ms: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
-    init(ms: Int64) { self.init(timeIntervalSince1970: TimeInterval(ms) / 1000) }
 }

@@ -32,9 +32,6 @@ enum EconomyUnits: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    /// Lower is better for L/100 km; higher for the others.
-    var lowerIsBetter: Bool { self == .litresPer100km }
-
     /// Distance unit for cost per distance: miles for MPG, kilometres otherwise.
     var costDistance: DistanceUnit { self == .mpgUS || self == .mpgUK ? .mi : .km }
 

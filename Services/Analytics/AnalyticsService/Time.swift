@@ -7,10 +7,6 @@ import GRDB
 import Runtime
 import Wire
 
-enum Goal {
-    static func progress(_ ms: Int64) -> Decimal { (Decimal(ms) / Decimal(TimeValue.goalMs)).rounded(4) }
-}
-
 enum TimeProjection {
     static func activityCreated(_ db: Database, userId: String, _ payload: ActivityCreatedPayload, at: Date) throws {
         try db.execute(
@@ -130,7 +126,7 @@ enum TimeQueries {
             let cents = TimeValue.cents(total)
             return ActivitySummary(
                 id: row["id"], name: row["name"], createdAt: Date(ms: row["createdAt"]), totalMs: total, cents: cents,
-                amount: TimeValue.dollars(cents), progress: Goal.progress(total), timer: state, running: state == "running",
+                amount: TimeValue.dollars(cents), progress: TimeValue.progress(total), timer: state, running: state == "running",
                 timerElapsedMs: elapsed)
         }
         let total =
@@ -140,7 +136,7 @@ enum TimeQueries {
             activities: activities,
             netWorth: NetWorthSummary(
                 totalMs: total, cents: cents, amount: TimeValue.dollars(cents), goalMs: TimeValue.goalMs,
-                progress: Goal.progress(total)),
+                progress: TimeValue.progress(total)),
             running: activities.filter(\.running).map(\.id), at: now)
     }
 }

@@ -18,8 +18,8 @@ struct Activity: Codable, Sendable, Equatable {
     /// `totalMs` as money: 1 hour = 100 cents.
     var cents: Int64
     var amount: String
-    /// Share of the 10,000-hour goal reached, 0…1 (not capped above).
-    var progress: Double
+    /// Share of the 10,000-hour goal reached (`TimeValue.progress`).
+    var progress: Decimal
     /// The activity's timer (state `idle` when it has none): the list's running marker.
     var timer: TimerState
 
@@ -30,7 +30,7 @@ struct Activity: Codable, Sendable, Equatable {
         self.totalMs = totalMs
         cents = TimeValue.cents(totalMs)
         amount = TimeValue.dollars(cents)
-        progress = Double(totalMs) / Double(TimeValue.goalMs)
+        progress = TimeValue.progress(totalMs)
         self.timer = timer
     }
 }
@@ -112,7 +112,7 @@ struct NetWorth: Codable, Sendable, Equatable {
     var amount: String
     var goalMs: Int64
     var goalCents: Int64
-    var progress: Double
+    var progress: Decimal
 }
 
 extension Records {
@@ -236,7 +236,7 @@ extension Records {
                 let cents = TimeValue.cents(total)
                 return NetWorth(
                     totalMs: total, cents: cents, amount: TimeValue.dollars(cents), goalMs: TimeValue.goalMs, goalCents: TimeValue.cents(TimeValue.goalMs),
-                    progress: Double(total) / Double(TimeValue.goalMs))
+                    progress: TimeValue.progress(total))
             }
         }
     }

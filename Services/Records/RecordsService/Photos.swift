@@ -181,7 +181,7 @@ public final class PhotoStore: Sendable {
             throw limit == got
                 ? ServiceError.invalid(
                     "photo",
-                    "must be at most \(limit) = \(Self.grouped(settings.maxBytes)) bytes (got \(Self.grouped(data.count)) bytes)"
+                    "must be at most \(limit) = \(Digits.grouped(settings.maxBytes)) bytes (got \(Digits.grouped(data.count)) bytes)"
                 )
                 : ServiceError.invalid("photo", "must be at most \(limit) (got \(got))")
         }
@@ -419,7 +419,7 @@ public final class PhotoStore: Sendable {
             let megapixels = thumbnailer.maxPixels / 1_000_000
             return ServiceError.invalid(
                 "photo",
-                "must be at most \(grouped(thumbnailer.maxSide)) px on a side and \(megapixels) megapixels (got \(grouped(width)) × \(grouped(height)))"
+                "must be at most \(Digits.grouped(thumbnailer.maxSide)) px on a side and \(megapixels) megapixels (got \(Digits.grouped(width)) × \(Digits.grouped(height)))"
             )
         case .failed(let detail):
             return ServiceError(.internal, "the photo could not be processed: \(detail)")
@@ -437,15 +437,6 @@ public final class PhotoStore: Sendable {
         return "\(bytes) bytes"
     }
 
-    static func grouped(_ value: Int) -> String {
-        let digits = String(value)
-        var out = ""
-        for (i, c) in digits.enumerated() {
-            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
-            out.append(c)
-        }
-        return out
-    }
 
     static func isHex(_ text: String) -> Bool {
         text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }

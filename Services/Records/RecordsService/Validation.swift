@@ -92,30 +92,6 @@ func notFound(_ what: String, _ id: String) -> ServiceError {
     ServiceError(.notFound, "\(what) \(id) not found", field: "id")
 }
 
-// MARK: Enumerations on the wire
-
-/// A string enumeration whose decoding failure lists the accepted values:
-/// `water: must be one of fresh, salt (got "lake")`.
-protocol WireEnum: RawRepresentable, CaseIterable, Codable, Sendable, Hashable where RawValue == String {}
-
-extension WireEnum {
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let value = Self(rawValue: text) else {
-            let accepted = Self.allCases.map(\.rawValue).joined(separator: ", ")
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "must be one of \(accepted) (got \"\(text)\")")
-        }
-        self = value
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-}
-
 // MARK: Updates
 
 /// An optional field of an update: absent leaves it unchanged, `null` clears it, a value
@@ -139,10 +115,6 @@ enum Patch<Value: Decodable & Sendable>: Decodable, Sendable {
         }
     }
 
-    var isUnchanged: Bool {
-        if case .unchanged = self { return true }
-        return false
-    }
 }
 
 extension KeyedDecodingContainer {
@@ -171,10 +143,6 @@ struct Deleted: Codable, Sendable, Equatable {
 // MARK: Storage helpers
 
 extension Date {
-    /// Milliseconds since 1970 in UTC: how every time is stored.
-    var ms: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
-    init(ms: Int64) { self.init(timeIntervalSince1970: Double(ms) / 1000) }
-
     /// The calendar day in UTC, `2026-05-01`, for messages.
     var day: String { String(WireTime.format(self).prefix(10)) }
 }

@@ -6,8 +6,6 @@ import Runtime
 import Storage
 import Wire
 
-enum DistanceUnit: String, WireEnum { case mi, km }
-enum VolumeUnit: String, WireEnum { case gal, l, ukgal }
 
 struct Vehicle: Codable, Sendable, Equatable {
     var id: String

@@ -181,17 +181,7 @@ enum Ledger {
 
 enum Money {
     /// 123456 → "$1,234.56"; negative amounts get a leading minus.
-    static func format(_ cents: Int64) -> String {
-        let sign = cents < 0 ? "-" : ""
-        let magnitude = cents.magnitude
-        let dollars = magnitude / 100
-        var grouped = ""
-        for (index, digit) in String(dollars).reversed().enumerated() {
-            if index > 0 && index % 3 == 0 { grouped.append(",") }
-            grouped.append(digit)
-        }
-        return "\(sign)$\(String(grouped.reversed())).\(String(format: "%02d", Int(magnitude % 100)))"
-    }
+    static func format(_ cents: Int64) -> String { TimeValue.dollars(cents) }
 
     /// The tracked time that earns `cents`, e.g. "2h 30m".
     static func hours(_ cents: Int64) -> String {

@@ -112,7 +112,7 @@ enum Analytics {
         let negative = text.hasPrefix("-")
         let unsigned = negative ? String(text.dropFirst()) : text
         let parts = unsigned.split(separator: ".", maxSplits: 1)
-        let grouped = Text.grouped(String(parts[0])) + (parts.count > 1 ? "." + parts[1] : "")
+        let grouped = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + parts[1] : "")
         return currency.uppercased() == "USD"
             ? (negative ? "-$" : "$") + grouped : (negative ? "-" : "") + grouped + " " + currency.uppercased()
     }

@@ -21,8 +21,8 @@ struct CarGroup: AsyncParsableCommand {
         subcommands: [CarAdd.self, CarList.self, CarEdit.self, CarDelete.self, CarUse.self])
 }
 
-enum DistanceUnit: String, ExpressibleByArgument, CaseIterable { case mi, km }
-enum VolumeUnit: String, ExpressibleByArgument, CaseIterable { case gal, l, ukgal }
+extension DistanceUnit: ExpressibleByArgument {}
+extension VolumeUnit: ExpressibleByArgument {}
 
 enum Cars {
     static func describe(_ car: JSONValue) -> String {

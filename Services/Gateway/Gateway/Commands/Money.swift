@@ -99,7 +99,7 @@ public enum Money {
         let negative = text.hasPrefix("-")
         let unsigned = negative ? String(text.dropFirst()) : text
         let parts = unsigned.split(separator: ".", maxSplits: 1)
-        let grouped = Text.grouped(String(parts[0])) + (parts.count > 1 ? "." + parts[1] : "")
+        let grouped = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + parts[1] : "")
         let signed = (negative ? "-" : "") + grouped
         return currency.uppercased() == "USD" ? (negative ? "-$" + grouped : "$" + grouped) : "\(signed) \(currency.uppercased())"
     }
@@ -132,19 +132,5 @@ public enum Quantity {
         guard let n = value?.doubleValue else { return "-" }
         let milli = Milli(thousandths: Int64((n * 1000).rounded()))
         return grouped ? milli.grouped : milli.description
-    }
-}
-
-enum Text {
-    /// "1234567" → "1,234,567".
-    static func grouped(_ digits: String) -> String {
-        var whole = digits
-        var groups: [String] = []
-        while whole.count > 3 {
-            groups.insert(String(whole.suffix(3)), at: 0)
-            whole.removeLast(3)
-        }
-        groups.insert(whole, at: 0)
-        return groups.joined(separator: ",")
     }
 }
