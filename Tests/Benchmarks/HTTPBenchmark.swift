@@ -103,7 +103,9 @@ struct HTTPBenchmark: AsyncParsableCommand {
         end
         request = function()
             counter = counter + 1
+            -- wrk.format uses only the headers it is given: start from the command line's (-H)
             local headers = {}
+            for name, value in pairs(wrk.headers) do headers[name] = value end
             headers["Content-Type"] = "application/json"
             headers["Idempotency-Key"] = prefix .. "-" .. counter
             local body = '{"name":"coffee","amountMinor":350,"currency":"USD"}'

@@ -188,6 +188,80 @@ struct DeployRunTests {
         }
     }
 
+    @Test("the edge's Deployment: its command, with its pod's environment, serves /healthz; /readyz says not ready while no service answers")
+    func kubernetesEdge() async throws {
+        let python = try await KubernetesTests.python()
+        let rendered = try await Tool.run(python, [KubernetesTests.directory + "/render.py", "--json", KubernetesTests.overlay])
+        try #require(rendered.status == 0, "\(rendered.stderr)")
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(rendered.stdout.utf8)) as? [[String: Any]])
+        let config = try #require(
+            objects.first { $0["kind"] as? String == "ConfigMap" }.flatMap { ($0["data"] as? [String: Any])?["logbook.conf"] as? String })
+        let deployment = try #require(objects.first {
+            $0["kind"] as? String == "Deployment" && ($0["metadata"] as? [String: Any])?["name"] as? String == "logbook-http"
+        })
+        let pod = try #require(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let container = try #require((pod["containers"] as? [[String: Any]])?.first)
+        let bin = try TestStack.findBinaries()
+        let root = "/tmp/lbedge-" + UUID().uuidString.prefix(8).lowercased()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let moved = { (text: String) in
+            text.replacingOccurrences(of: "/var/lib/logbook", with: root + "/var/lib/logbook")
+                .replacingOccurrences(of: "/run/logbook", with: root + "/run/logbook")
+                .replacingOccurrences(of: "/etc/logbook", with: root + "/etc/logbook")
+        }
+        try FileManager.default.createDirectory(atPath: root + "/etc/logbook", withIntermediateDirectories: true)
+        try moved(config).write(toFile: root + "/etc/logbook/logbook.conf", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LOGBOOK"] = bin + "/logbook"
+        let made = try await Tool.run("/bin/bash", [KubernetesTests.directory + "/make-secret.sh"], environment: environment)
+        try #require(made.status == 0, "make-secret.sh: \(made.stderr)")
+        let secretFile = try KubernetesTests.write(made.stdout)
+        defer { unlink(secretFile) }
+        let keys = try await Tool.run(
+            python, ["-c", "import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1]))['stringData'], sys.stdout)", secretFile])
+        let secret = try #require(try JSONSerialization.jsonObject(with: Data(keys.stdout.utf8)) as? [String: String])
+        // the image's ENV (Containerfile), the Secret (envFrom), the container's env; but
+        // a free loopback port instead of 0.0.0.0:8080, which this machine may be using
+        var env: [String: String] = [
+            "PATH": "/usr/bin:/bin", "HOME": root, "LOGBOOK_CONFIG": root + "/etc/logbook/logbook.conf",
+            "LOGBOOK_HOME": root + "/var/lib/logbook",
+        ].merging(secret) { $1 }
+        for entry in container["env"] as? [[String: Any]] ?? [] {
+            if let name = entry["name"] as? String, let value = entry["value"] as? String { env[name] = moved(value) }
+        }
+        #expect(env["LOGBOOK_HTTP_LISTEN"] == "0.0.0.0:8080")
+        env["LOGBOOK_HTTP_LISTEN"] = "127.0.0.1:0"
+        for mount in container["volumeMounts"] as? [[String: Any]] ?? [] {
+            if let path = mount["mountPath"] as? String {
+                try FileManager.default.createDirectory(atPath: moved(path), withIntermediateDirectories: true)
+            }
+        }
+        let command = try #require(container["command"] as? [String])
+        let containerPath = { (probe: String) in
+            ((container[probe] as? [String: Any])?["httpGet"] as? [String: Any])?["path"] as? String ?? "?"
+        }
+        let started = Started()
+        do {
+            try started.start(bin + "/" + command[0], Array(command.dropFirst()), environment: env, log: "\(root)/http.log")
+            // as the kubelet does, the probes' paths over HTTP (here through the edge's own probe)
+            let live = try await Tool.run(
+                bin + "/logbook-http", ["--probe", "--path", containerPath("livenessProbe"), "--wait", "20"], environment: env,
+                timeout: .seconds(40))
+            let log = (try? String(contentsOfFile: "\(root)/http.log", encoding: .utf8)) ?? ""
+            #expect(live.status == 0, "\(containerPath("livenessProbe")): \(live.stdout)\(live.stderr)\n\(log)")
+            // nothing answers at records-0.records and the others: not ready, so the
+            // Service sends the replica no clients
+            let ready = try await Tool.run(
+                bin + "/logbook-http", ["--probe", "--path", containerPath("readinessProbe"), "--timeout", "5"], environment: env,
+                timeout: .seconds(30))
+            #expect(ready.status == 7 && ready.stderr.contains("answered 503"), "\(containerPath("readinessProbe")): \(ready.stdout)\(ready.stderr)")
+        } catch {
+            await started.stopAll()
+            throw error
+        }
+        await started.stopAll()
+    }
+
     /// The device a path is on.
     static func device(_ path: String) -> UInt64? {
         var info = stat()
