@@ -43,7 +43,11 @@ struct HTTPTLSTests {
     func https() async throws {
         let certs = try await Self.certificates()
         defer { try? FileManager.default.removeItem(atPath: certs) }
-        try await withStack(environment: ["LOGBOOK_HTTP_TLS_CERT": certs + "/cert.pem", "LOGBOOK_HTTP_TLS_KEY": certs + "/key.pem"]) { stack in
+        let settings = [
+            "LOGBOOK_HTTP_TLS_CERT": certs + "/cert.pem", "LOGBOOK_HTTP_TLS_KEY": certs + "/key.pem",
+            "LOGBOOK_HTTP_REQUEST_TIMEOUT": "1.5",
+        ]
+        try await withStack(environment: settings) { stack in
             let up = try await stack.logbook("stack", "up")
             try #require(up.status == 0, "\(up.stderr)")
             var base = ""
@@ -85,12 +89,25 @@ struct HTTPTLSTests {
             let answer = raw.read()
             #expect(!answer.text.contains("HTTP/1.1") && !answer.text.contains("\"ok\""), "\(answer.text.prefix(200))")
 
+            // a client that connects and never starts the handshake is cut off like a slow head
+            let silent = try RawConnection(port: port, receiveTimeout: 8)
+            let clock = ContinuousClock()
+            let opened = clock.now
+            let closed = silent.read()
+            #expect(closed.closed && clock.now - opened < .seconds(5), "a silent TLS client after \(clock.now - opened): \(closed)")
+
             // the edge is fine after that, and its own probe (TLS, no identity check) says so
             let again = try await Self.curl(trust + [base + "/readyz"])
             #expect(again.http == 200, "\(again)")
             let probe = try await Tool.run(
                 stack.binDirectory + "/logbook-http", ["--probe", "--path", "/readyz", "--timeout", "2"], environment: stack.environment)
             #expect(probe.status == 0 && probe.stdout.contains("https://127.0.0.1:\(port)/readyz"), "\(probe.stdout)\(probe.stderr)")
+            // `logbook status` sees it up too (through that probe: URLSession would refuse the certificate)
+            let status = try await stack.logbook("status", "--json")
+            let rows = (status.json as? [[String: Any]]) ?? []
+            let edge = rows.first { $0["service"] as? String == "logbook-http" }
+            #expect(edge?["state"] as? String == "up", "\(status.stdout)\(status.stderr)")
+            #expect(status.status == 0, "\(status.stdout)\(status.stderr)")
         }
     }
 
