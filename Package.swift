@@ -49,8 +49,10 @@ let services: [ServiceTargets] = [
         testDependencies: ["Imaging"]),
     ServiceTargets(
         folder: "WeatherFetcher", library: "WeatherFetcherService", executable: "weather-fetcher",
+        dependencies: ["Outbound"], testDependencies: ["TestSupport", "Outbound"]),
+    ServiceTargets(
+        folder: "Store", library: "StoreService", executable: "store", dependencies: ["Outbound"],
         testDependencies: ["TestSupport"]),
-    ServiceTargets(folder: "Store", library: "StoreService", executable: "store", testDependencies: ["TestSupport"]),
     ServiceTargets(folder: "Analytics", library: "AnalyticsService", executable: "analytics"),
 ]
 
@@ -106,13 +108,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
+        // Outbound HTTP (FoundationNetworking, and through it libcurl, TLS and Kerberos), only
+        // in the parts that call public APIs: weather-fetcher, store, and `logbook status`.
+        .target(name: "Outbound", dependencies: ["Runtime"], path: "Shared/Outbound", swiftSettings: swiftSettings),
         .target(name: "Imaging", dependencies: ["CVipsShim"], path: "Shared/Imaging", swiftSettings: swiftSettings),
 
         // MARK: The gateway CLI
         .target(
             name: "Gateway",
             dependencies: [
-                "Runtime", "Storage", "Wire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "Storage", "Wire", "Outbound", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -162,7 +167,7 @@ let package = Package(
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
-            name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport"], path: "Tests/RuntimeTests",
+            name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport", "Outbound"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "GatewayTests", dependencies: ["Gateway"], path: "Tests/GatewayTests",

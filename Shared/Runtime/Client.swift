@@ -56,6 +56,13 @@ extension Transport {
         _ method: String, _ body: Body, as: Result.Type = Result.self, options: CallOptions = CallOptions()
     ) async throws -> Result {
         let data = try await send(method, body: body, options: options)
+        // The common case: one parse of the reply gives its status and its result.
+        if let reply = try? WireCoding.decode(TypedReply<Result>.self, from: data) {
+            if let error = reply.error { throw error }
+            if reply.ok, let result = reply.result { return result }
+        }
+        // Something is off (an error, a null result, a result of another shape): parse in
+        // steps to say exactly what.
         let status: ReplyStatus
         do {
             status = try WireCoding.decode(ReplyStatus.self, from: data)
@@ -96,6 +103,12 @@ private struct ReplyStatus: Decodable {
 }
 
 private struct OptionalResult<Result: Decodable>: Decodable {
+    var result: Result?
+}
+
+private struct TypedReply<Result: Decodable>: Decodable {
+    var ok: Bool
+    var error: ServiceError?
     var result: Result?
 }
 
@@ -235,14 +248,17 @@ public final class ServiceClient: Transport, Sendable {
         throw ServiceError(.unavailable, "\(service) is not reachable at \(endpoint) (waited \(ms) ms); is the stack running? try `logbook stack up`")
     }
 
+    /// The reply's top-level `id`, read without parsing the whole reply (it is parsed
+    /// once, by the caller that waits for it).
     static func replyId(_ payload: Data) -> String? {
-        struct OnlyId: Decodable { var id: String }
-        return try? JSONDecoder().decode(OnlyId.self, from: payload).id
+        EnvelopeScan.id(payload)
     }
 }
 
 /// Requests waiting for their reply, by id. Whoever removes an entry resumes it: the reply,
-/// or the timer. So each continuation is resumed exactly once.
+/// or the timer. So each continuation is resumed exactly once. One timer serves all of a
+/// client's requests: it is set for the earliest deadline and, when it fires, times out
+/// whatever is due and sets itself for the next one.
 final class Waiters: Sendable {
     enum Outcome: Sendable {
         case reply(Data)
@@ -252,24 +268,43 @@ final class Waiters: Sendable {
     private struct Entry {
         var continuation: CheckedContinuation<Outcome, Never>
         var delivered: Bool
+        var deadline: ContinuousClock.Instant
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// The deadline the timer is set for; nil: not set.
+        var armedFor: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
+    private let timer: TimerSource
+
+    init() {
+        timer = TimerSource()
+        timer.start { [weak self] in self?.expire() }
+    }
+
+    deinit { timer.cancel() }
 
     /// Waits for the reply to `id`, at most `timeout`; a cancelled task stops waiting at once.
     func wait(id: String, timeout: Duration, send: () -> Void) async -> Outcome {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                entries.withLock { $0[id] = Entry(continuation: continuation, delivered: false) }
+                let deadline = ContinuousClock.now + timeout
+                state.withLock { state in
+                    state.entries[id] = Entry(continuation: continuation, delivered: false, deadline: deadline)
+                    // Set under the lock, so two requests cannot leave it set for the later one.
+                    if state.armedFor.map({ deadline < $0 }) ?? true {
+                        state.armedFor = deadline
+                        timer.schedule(after: timeout)
+                    }
+                }
                 if Task.isCancelled {  // cancelled before the handler could see the entry
                     resolve(id, with: .timedOut(delivered: false))
                     return
                 }
                 send()
-                let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
-                    resolve(id, with: .timedOut(delivered: entries.withLock { $0[id]?.delivered ?? false }))
-                }
             }
         } onCancel: {
             resolve(id, with: .timedOut(delivered: false))
@@ -277,11 +312,50 @@ final class Waiters: Sendable {
     }
 
     func resolve(_ id: String, with outcome: Outcome) {
-        guard let entry = entries.withLock({ $0.removeValue(forKey: id) }) else { return }
+        guard let entry = state.withLock({ $0.entries.removeValue(forKey: id) }) else { return }
         entry.continuation.resume(returning: outcome)
     }
 
     func markDelivered(_ id: String) {
-        entries.withLock { $0[id]?.delivered = true }
+        state.withLock { $0.entries[id]?.delivered = true }
     }
+
+    /// The timer fired: time out every request past its deadline, set the next one.
+    private func expire() {
+        let now = ContinuousClock.now
+        let due = state.withLock { state -> [Entry] in
+            var due: [Entry] = []
+            var next: ContinuousClock.Instant?
+            for (id, entry) in state.entries {
+                if entry.deadline <= now {
+                    due.append(entry)
+                    state.entries[id] = nil
+                } else if next.map({ entry.deadline < $0 }) ?? true {
+                    next = entry.deadline
+                }
+            }
+            state.armedFor = next
+            if let next { timer.schedule(after: next - now) }
+            return due
+        }
+        for entry in due { entry.continuation.resume(returning: .timedOut(delivered: entry.delivered)) }
+    }
+}
+
+/// One dispatch timer, re-set with `schedule`. Dispatch sources may be set from any thread.
+private final class TimerSource: @unchecked Sendable {
+    private let source = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+
+    func start(_ handler: @escaping @Sendable () -> Void) {
+        source.setEventHandler(handler: handler)
+        source.schedule(deadline: .distantFuture)
+        source.resume()
+    }
+
+    func schedule(after delay: Duration) {
+        let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        source.schedule(deadline: .now() + .nanoseconds(Int(nanoseconds)), leeway: .milliseconds(1))
+    }
+
+    func cancel() { source.cancel() }
 }

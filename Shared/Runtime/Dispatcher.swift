@@ -109,6 +109,26 @@ public final class Dispatcher: Sendable {
         }
     }
 
+    /// `$srv.ping`, answered synchronously where the frame arrived (the server's socket
+    /// thread) exactly as `handle` would answer it; nil for any other request (and for a
+    /// ping `handle` must refuse), which then takes the usual path. Other requests cost one
+    /// scan of the frame's top level here.
+    public func answerInline(_ frame: Data) -> Data? {
+        guard frame.count <= Router.defaultMaxBytes,
+            EnvelopeScan.members(frame, ["method"])["method"] == Self.pingMethodJSON
+        else { return nil }
+        let clock = ContinuousClock()
+        let start = clock.now
+        guard let header = try? decodeHeader(frame), header.method == "$srv.ping" else { return nil }
+        if let ms = header.deadlineMs, ms <= 0 { return nil }
+        guard let result = try? WireCoding.encode(Ping(service: descriptor.name, instanceId: instanceId, uptimeMs: uptimeMs))
+        else { return nil }
+        record(method: header.method, duration: clock.now - start, error: nil)
+        return Self.encodeSuccess(id: header.id, resultJSON: result)
+    }
+
+    private static let pingMethodJSON = Data("\"$srv.ping\"".utf8)
+
     private func decodeHeader(_ frame: Data) throws -> RequestHeader {
         let hardLimit = largestRequest
         if frame.count > hardLimit {
@@ -304,7 +324,7 @@ public final class Dispatcher: Sendable {
 
     static func encodeSuccess(id: String, resultJSON: Data, freshness: Freshness? = nil) -> Data {
         var data = Data("{\"id\":".utf8)
-        data.append((try? JSONEncoder().encode(id)) ?? Data("\"\"".utf8))
+        data.append((try? WireCoding.encode(id)) ?? Data("\"\"".utf8))
         if let freshness, let encoded = try? WireCoding.encode(freshness) {
             data.append(Data(",\"freshness\":".utf8))
             data.append(encoded)

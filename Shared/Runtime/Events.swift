@@ -126,44 +126,110 @@ public protocol EventSink: Sendable {
     func apply(_ events: [Event]) async throws
     /// Moves the position back to `seq` (the producer was restored to an earlier state).
     func rewind(to seq: Int64) async throws
+    /// Whether events of this type change anything here. The consumer reads only the
+    /// sequence number of the others (it still needs it to notice gaps), not their payload.
+    func handles(_ type: String) -> Bool
 }
 
 extension EventSink {
     public func rewind(to seq: Int64) async throws {}
+    public func handles(_ type: String) -> Bool { true }
 }
 
 /// The usual sink: applies a batch of events in one transaction of the consumer's own
 /// database, with the checkpoint, so a crash never loses or double-applies one.
+///
+/// With `types`, events of other types are not given to the handler (it would ignore
+/// them) and a batch made only of such events writes nothing: the position moves on in
+/// memory and is stored with the next batch that changes something, or once it is
+/// `lazyCheckpointLimit` events ahead. A crash before that replays only events that
+/// change nothing here, so the effect is still exactly once.
 public struct DatabaseEventSink: EventSink {
     public let producer: String
     public let writer: any DatabaseWriter
     public let handler: @Sendable (Database, Event) throws -> Void
+    /// Event-type prefixes the handler acts on; nil: every type.
+    public let types: [String]?
+    /// How far the stored checkpoint may trail events that changed nothing here.
+    public static let lazyCheckpointLimit: Int64 = 1_000
+    private let skipped = SkippedPosition()
 
-    public init(producer: String, writer: any DatabaseWriter, handler: @escaping @Sendable (Database, Event) throws -> Void) {
+    public init(
+        producer: String, writer: any DatabaseWriter, types: [String]? = nil,
+        handler: @escaping @Sendable (Database, Event) throws -> Void
+    ) {
         self.producer = producer
         self.writer = writer
+        self.types = types
         self.handler = handler
     }
 
+    /// Whether the handler acts on events of this type.
+    public func handles(_ type: String) -> Bool {
+        guard let types else { return true }
+        return types.contains { type.hasPrefix($0) }
+    }
+
     public func position() async throws -> Int64? {
-        try await writer.read { try Checkpoint.get($0, producer: producer) }
+        let stored = try await writer.read { try Checkpoint.get($0, producer: producer) }
+        return skipped.position(stored: stored)
     }
 
     public func rewind(to seq: Int64) async throws {
         let producer = self.producer
         try await writer.write { try Checkpoint.set($0, producer: producer, seq: seq) }
+        skipped.reset(stored: seq)
     }
 
     public func apply(_ events: [Event]) async throws {
-        try await writer.write { db in
+        guard let last = events.map(\.seq).max() else { return }
+        if !events.contains(where: { handles($0.type) }), skipped.skip(to: last, limit: Self.lazyCheckpointLimit) {
+            return
+        }
+        let stored = try await writer.write { db -> Int64 in
             var current = try Checkpoint.get(db, producer: producer)
             // `events.since` is the authority on order: apply whatever follows the checkpoint.
             for event in events.sorted(by: { $0.seq < $1.seq }) where event.seq > current {
-                try handler(db, event)
+                if handles(event.type) { try handler(db, event) }
                 current = event.seq
             }
             try Checkpoint.set(db, producer: producer, seq: current)
+            return current
         }
+        skipped.reset(stored: stored)
+    }
+}
+
+/// A `DatabaseEventSink`'s position held in memory past its stored checkpoint.
+private final class SkippedPosition: Sendable {
+    private struct State {
+        /// The last checkpoint this process stored (nil: not known yet).
+        var stored: Int64?
+        /// Events up to here changed nothing and are not in the stored checkpoint yet.
+        var skipped: Int64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    func position(stored: Int64) -> Int64 {
+        state.withLock { state in
+            if state.stored == nil { state.stored = stored }
+            return max(stored, state.skipped)
+        }
+    }
+
+    /// Moves the in-memory position to `seq` unless that leaves the stored checkpoint more
+    /// than `limit` behind; false: store it now.
+    func skip(to seq: Int64, limit: Int64) -> Bool {
+        state.withLock { state in
+            guard let stored = state.stored, seq - stored <= limit else { return false }
+            state.skipped = max(state.skipped, seq)
+            return true
+        }
+    }
+
+    func reset(stored: Int64) {
+        state.withLock { $0 = State(stored: stored, skipped: 0) }
     }
 }
 
@@ -221,13 +287,40 @@ public final class EventConsumer: Service, Sendable {
     public var position: Int64 { applied.withLock { $0 } }
 
     private enum Input: Sendable {
-        case event(Event)
+        /// Events are waiting in `arrived`.
+        case events
         case heartbeat(Int64)
         case tick
     }
 
+    /// Events received and not yet taken by the consumer's loop, in arrival order. The
+    /// socket's thread appends; the loop takes them all at once, so a burst (one group
+    /// commit's events) is applied in one transaction with one checkpoint.
+    private final class Arrivals: Sendable {
+        static let limit = 100_000
+        private let state = Mutex<[Event]>([])
+
+        /// Appends; true when the list was empty (the loop needs a wake-up).
+        func append(_ event: Event) -> Bool {
+            state.withLock { events in
+                // Beyond the limit the oldest go: the gap is noticed and replayed.
+                if events.count >= Self.limit { events.removeFirst(events.count / 2) }
+                events.append(event)
+                return events.count == 1
+            }
+        }
+
+        func take() -> [Event] {
+            state.withLock { events in
+                defer { events.removeAll(keepingCapacity: true) }
+                return events
+            }
+        }
+    }
+
     public func run() async throws {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingNewest(100_000))
+        let arrivals = Arrivals()
         let endpoint = settings.eventsEndpoint
         let logger = self.logger
         let curve = settings.curve
@@ -243,14 +336,20 @@ public final class EventConsumer: Service, Sendable {
                 try socket.connect(endpoint)
                 return socket
             },
-            onEvent: { event in
+            onEvent: { [sink] event in
                 guard case .message(let frames) = event, frames.count == 2 else { return }
                 if frames[0] == Data(EventHeartbeat.topic.utf8) {
                     if let hb = try? WireCoding.decode(EventHeartbeat.self, from: frames[1]) {
                         continuation.yield(.heartbeat(hb.seq))
                     }
+                } else if let type = String(validating: frames[0], as: UTF8.self), !sink.handles(type),
+                    let seq = EnvelopeScan.members(frames[1], ["seq"])["seq"].flatMap({ Int64(String(decoding: $0, as: UTF8.self)) })
+                {
+                    // An event this sink does not act on: only its place in the sequence matters.
+                    let placeholder = Event(seq: seq, type: type, userId: nil, at: Date(timeIntervalSince1970: 0), data: .null)
+                    if arrivals.append(placeholder) { continuation.yield(.events) }
                 } else if let event = try? WireCoding.decode(Event.self, from: frames[1]) {
-                    continuation.yield(.event(event))
+                    if arrivals.append(event) { continuation.yield(.events) }
                 } else {
                     logger.warning("undecodable event dropped; it will be replayed")
                 }
@@ -261,14 +360,16 @@ public final class EventConsumer: Service, Sendable {
         // hold the process for its whole timeout.
         do {
             try await cancelWhenGracefulShutdown {
-                try await self.consume(inputs, wake: continuation)
+                try await self.consume(inputs, arrivals: arrivals, wake: continuation)
             }
         } catch is CancellationError {
             // Stopping.
         }
     }
 
-    private func consume(_ inputs: AsyncStream<Input>, wake continuation: AsyncStream<Input>.Continuation) async throws {
+    private func consume(
+        _ inputs: AsyncStream<Input>, arrivals: Arrivals, wake continuation: AsyncStream<Input>.Continuation
+    ) async throws {
         var position = try await start()
         progress.markReady()
         var stalledLogged = false
@@ -284,14 +385,8 @@ public final class EventConsumer: Service, Sendable {
                 if Task.isCancelled { break }
                 do {
                     switch input {
-                    case .event(let event):
-                        if event.seq <= position { continue }  // a duplicate or an old one
-                        if event.seq == position + 1 {
-                            try await sink.apply([event])
-                            position = event.seq
-                        } else {
-                            position = try await catchUp(from: position)
-                        }
+                    case .events:
+                        position = try await applyArrived(arrivals.take(), from: position)
                     case .heartbeat(let seq):
                         progress.heard(last: seq)
                         if seq > position { position = try await catchUp(from: position) }
@@ -323,6 +418,34 @@ public final class EventConsumer: Service, Sendable {
             }
             group.cancelAll()
         }
+    }
+
+    /// Applies what arrived live: the run that follows `position` without a gap, in
+    /// batches of at most `batchSize` (each one transaction with its checkpoint); a gap
+    /// (an event lost on the way) is filled by replaying from the producer. Duplicates and
+    /// old events are skipped. Returns the new position.
+    private func applyArrived(_ arrived: [Event], from position: Int64) async throws -> Int64 {
+        var position = position
+        var run: [Event] = []
+        var gap = false
+        for event in arrived.sorted(by: { $0.seq < $1.seq }) {
+            if event.seq <= position + Int64(run.count) { continue }  // a duplicate or an old one
+            if event.seq != position + Int64(run.count) + 1 {
+                gap = true
+                break
+            }
+            run.append(event)
+        }
+        var start = 0
+        while start < run.count {
+            let batch = Array(run[start..<min(run.count, start + max(1, settings.batchSize))])
+            try await sink.apply(batch)
+            position = batch.last!.seq
+            recordApplied(position)
+            start += batch.count
+        }
+        if gap { position = try await catchUp(from: position) }
+        return position
     }
 
     /// The starting position: the sink's stored one (then catch up), or the producer's

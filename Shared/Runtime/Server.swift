@@ -41,7 +41,8 @@ public final class ServiceServer: Service, Sendable {
     public var endpoint: String? { boundEndpoint.withLock { $0 } }
 
     public func run() async throws {
-        let (incoming, continuation) = AsyncStream.makeStream(of: [Data].self)
+        // Ends when the socket fails for good or the service is asked to stop.
+        let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
         let endpoint = settings.endpoint
         // The hard frame limit: libzmq drops a larger frame's connection before we read it.
         // Twice the largest route limit, so a request somewhat over its limit (a photo too
@@ -49,13 +50,18 @@ public final class ServiceServer: Service, Sendable {
         let hardLimit = Int64(dispatcher.largestRequest) * 2 + 64 * 1024
         let hwm = settings.highWaterMark
         let logger = self.logger
+        let dispatcher = self.dispatcher
         let curve = settings.curve
+        let inFlight = Counter()
+        let accepting = Switch()
+        let maxInFlight = settings.maxInFlight
         try StackKeys.requireCurve(toBind: endpoint, curve: curve, name: dispatcher.descriptor.name)
         try Self.prepareIPC(endpoint)
         // Registered before the socket exists and cancelled after it is closed (defers run
         // in reverse), so no connection is ever made without the allow-list being asked.
         let zap = try curve?.registerServer(name: dispatcher.descriptor.name, logger: logger)
         defer { zap?.cancel() }
+        let pumpHolder = PumpReference()
         let pump = try SocketPump(
             name: dispatcher.descriptor.name,
             setup: { [self] in
@@ -71,17 +77,45 @@ public final class ServiceServer: Service, Sendable {
                 boundEndpoint.withLock { $0 = socket.lastEndpoint.isEmpty ? endpoint : socket.lastEndpoint }
                 return socket
             },
+            respond: { frames in
+                // `$srv.ping` is answered here, on the socket's thread: no hand-off at all.
+                guard let (envelope, payload) = Self.split(frames), let reply = dispatcher.answerInline(payload) else {
+                    return nil
+                }
+                return envelope + [reply]
+            },
             onEvent: { event in
                 switch event {
-                case .message(let frames): continuation.yield(frames)
+                case .message(let frames):
+                    // Straight from the socket's thread to a task running the handler: one
+                    // hand-off per request.
+                    guard accepting.isOn else { return }
+                    guard let (envelope, payload) = Self.split(frames) else {
+                        logger.debug("malformed envelope dropped", metadata: ["zmq.frames": "\(frames.count)"])
+                        return
+                    }
+                    if inFlight.increment() > maxInFlight {
+                        inFlight.decrement()
+                        let busy = Dispatcher.encodeError(
+                            id: Dispatcher.salvageId(payload),
+                            ServiceError(.resourceExhausted, "\(dispatcher.descriptor.name) is at capacity; retry shortly"))
+                        Task { await pumpHolder.wait().send(envelope + [busy], expires: .now + .seconds(5)) }
+                        return
+                    }
+                    Task {
+                        let reply = await dispatcher.handle(payload)
+                        await pumpHolder.wait().send(envelope + [reply], expires: .now + .seconds(5))
+                        inFlight.decrement()
+                    }
                 case .dropped(_, let reason):
                     logger.debug("reply dropped", metadata: ["zmq.reason": "\(reason)"])
                 case .failed(let reason):
                     logger.error("socket failed", metadata: ["zmq.reason": "\(reason)"])
-                    continuation.finish()
+                    stop.finish()
                 case .delivered: break
                 }
             })
+        pumpHolder.set(pump)
         defer { pump.stop() }
         let listening = boundEndpoint.withLock { $0 } ?? endpoint
         dispatcher.setEndpoint(listening)
@@ -92,34 +126,18 @@ public final class ServiceServer: Service, Sendable {
                 "service.curve": "\(curve == nil ? "off" : "on")",
             ])
 
-        let inFlight = Counter()
-        let maxInFlight = settings.maxInFlight
-        let dispatcher = self.dispatcher
         await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                for await frames in incoming {
-                    guard let (envelope, payload) = Self.split(frames) else {
-                        logger.debug("malformed envelope dropped", metadata: ["zmq.frames": "\(frames.count)"])
-                        continue
-                    }
-                    if inFlight.increment() > maxInFlight {
-                        inFlight.decrement()
-                        let busy = Dispatcher.encodeError(
-                            id: Dispatcher.salvageId(payload),
-                            ServiceError(.resourceExhausted, "\(dispatcher.descriptor.name) is at capacity; retry shortly"))
-                        pump.send(envelope + [busy], expires: .now + .seconds(5))
-                        continue
-                    }
-                    group.addTask {
-                        let reply = await dispatcher.handle(payload)
-                        pump.send(envelope + [reply], expires: .now + .seconds(5))
-                        inFlight.decrement()
-                    }
-                }
-            }
+            for await _ in stopped {}
         } onGracefulShutdown: {
             logger.info("shutting down: finishing requests in flight")
-            continuation.finish()
+            stop.finish()
+        }
+        // Stop taking requests; let the ones in flight finish and their replies leave.
+        accepting.turnOff()
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        while inFlight.value > 0, clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
         }
         // Give the last replies a moment to leave before the socket closes.
         try? await Task.sleep(for: .milliseconds(50))
@@ -150,7 +168,28 @@ public final class ServiceServer: Service, Sendable {
 }
 
 final class Counter: Sendable {
-    private let value = Atomic<Int>(0)
-    func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
-    func decrement() { value.subtract(1, ordering: .relaxed) }
+    private let count = Atomic<Int>(0)
+    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+    func decrement() { count.subtract(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// The pump, for its own callbacks (a request can arrive just before `SocketPump.init`
+/// returns it).
+final class PumpReference: Sendable {
+    private let reference = Mutex<SocketPump?>(nil)
+    func set(_ pump: SocketPump) { reference.withLock { $0 = pump } }
+
+    func wait() async -> SocketPump {
+        while true {
+            if let pump = reference.withLock({ $0 }) { return pump }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}
+
+final class Switch: Sendable {
+    private let on = Atomic<Bool>(true)
+    var isOn: Bool { on.load(ordering: .acquiring) }
+    func turnOff() { on.store(false, ordering: .releasing) }
 }

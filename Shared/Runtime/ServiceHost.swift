@@ -103,9 +103,10 @@ public final class ServiceHost: Sendable {
 
     /// A consumer of another service's events, applied to this service's database. Its
     /// progress shows in `$srv.info`; with `feedsReplies` (a projection users read), replies
-    /// carry `freshness` while it is behind.
+    /// carry `freshness` while it is behind. `types`: the event-type prefixes the handler
+    /// acts on (nil: all); events of other types cost no transaction (DatabaseEventSink).
     public func consumer(
-        of producer: String, configuration: StackConfiguration, feedsReplies: Bool = false,
+        of producer: String, configuration: StackConfiguration, feedsReplies: Bool = false, types: [String]? = nil,
         handler: @escaping @Sendable (Database, Event) throws -> Void
     ) throws -> EventConsumer {
         let client = try ServiceClient(
@@ -113,7 +114,7 @@ public final class ServiceHost: Sendable {
         let consumer = EventConsumer(
             settings: .init(
                 producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer), curve: configuration.curve),
-            producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, handler: handler),
+            producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, types: types, handler: handler),
             feedsReplies: feedsReplies, stallAfter: try configuration.stallAfter(), logger: logger)
         health.register(consumer.progress)
         return consumer

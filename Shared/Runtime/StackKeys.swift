@@ -14,6 +14,7 @@
 import Foundation
 import Synchronization
 import ZMQ
+import Wire
 
 public enum StackKeys {
     public static let setting = "LOGBOOK_STACK_KEY"
@@ -33,7 +34,7 @@ public enum StackKeys {
         var bytes = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
         for index in bytes.indices { bytes[index] = generator.next() }
-        return bytes.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(bytes)
     }
 
     /// Creates the stack key file and, when an endpoint is TCP and the configuration names

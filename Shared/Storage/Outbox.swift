@@ -36,9 +36,9 @@ public enum Outbox {
         _ db: Database, type: String, userId: String?, data: some Encodable, at: Date = Date()
     ) throws -> Int64 {
         let payload = try WireCoding.encode(data)
-        try db.execute(
-            sql: "INSERT INTO outbox (type, userId, at, data) VALUES (?, ?, ?, ?)",
-            arguments: [type, userId, at.timeIntervalSince1970, payload])
+        // Cached statements (compiled once per connection): these run on every write.
+        try db.cachedStatement(sql: "INSERT INTO outbox (type, userId, at, data) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [type, userId, at.timeIntervalSince1970, payload])
         return db.lastInsertedRowID
     }
 
@@ -52,7 +52,7 @@ public enum Outbox {
             return Event(
                 seq: row["seq"], type: row["type"], userId: row["userId"],
                 at: Date(timeIntervalSince1970: row["at"]),
-                data: try JSONDecoder().decode(JSONValue.self, from: data))
+                data: try WireCoding.decode(JSONValue.self, from: data))
         }
     }
 
@@ -73,9 +73,9 @@ public enum Outbox {
     /// without decoding them (the publisher's hot path).
     public static func encodedSince(_ db: Database, after: Int64, limit: Int) throws -> [(seq: Int64, type: String, json: Data)] {
         let rows = try Row.fetchAll(
-            db, sql: "SELECT seq, type, userId, at, data FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+            db.cachedStatement(sql: "SELECT seq, type, userId, at, data FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?"),
             arguments: [after, limit])
-        let encoder = JSONEncoder()
+        let encoder = WireCoding.encoder
         return try rows.map { row in
             let seq: Int64 = row["seq"]
             let type: String = row["type"]
@@ -108,16 +108,17 @@ public enum Outbox {
 /// the same transaction as the projection it updates.
 public enum Checkpoint {
     public static func get(_ db: Database, producer: String) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT seq FROM eventCheckpoint WHERE producer = ?", arguments: [producer]) ?? 0
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT seq FROM eventCheckpoint WHERE producer = ?"), arguments: [producer]) ?? 0
     }
 
     public static func set(_ db: Database, producer: String, seq: Int64) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO eventCheckpoint (producer, seq) VALUES (?, ?)
                 ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq
-                """,
-            arguments: [producer, seq])
+                """
+        ).execute(arguments: [producer, seq])
     }
 }
 
@@ -135,7 +136,7 @@ public enum Idempotency {
     ) throws -> Lookup {
         guard
             let row = try Row.fetchOne(
-                db, sql: "SELECT requestHash, method, result FROM idempotency WHERE principal = ? AND key = ?",
+                db.cachedStatement(sql: "SELECT requestHash, method, result FROM idempotency WHERE principal = ? AND key = ?"),
                 arguments: [principal, key])
         else { return .new }
         let storedHash: String = row["requestHash"]
@@ -153,12 +154,12 @@ public enum Idempotency {
         _ db: Database, principal: String, key: String, requestHash: String, method: String, result: Data,
         at: Date = Date()
     ) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO idempotency (principal, key, requestHash, method, result, createdAt)
                 VALUES (?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [principal, key, requestHash, method, result, at.timeIntervalSince1970])
+                """
+        ).execute(arguments: [principal, key, requestHash, method, result, at.timeIntervalSince1970])
     }
 
     /// Forgets keys recorded before `cutoff`; returns how many.

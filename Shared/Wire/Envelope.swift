@@ -91,9 +91,15 @@ public struct Empty: Codable, Sendable, Equatable {
     public init() {}
 }
 
-/// Shared JSON settings: dates as ISO-8601 with an offset, sorted keys.
+/// Shared JSON settings: dates as ISO-8601 with an offset, sorted keys. One encoder and one
+/// decoder serve the whole process (their settings never change after they are made;
+/// encoding and decoding with them from many threads at once is safe): a coder per call was
+/// a visible part of every request's CPU.
 public enum WireCoding {
-    public static var encoder: JSONEncoder {
+    public static let encoder: JSONEncoder = makeEncoder()
+    public static let decoder: JSONDecoder = makeDecoder()
+
+    static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -103,13 +109,13 @@ public enum WireCoding {
         return encoder
     }
 
-    public static var prettyEncoder: JSONEncoder {
-        let encoder = Self.encoder
+    public static let prettyEncoder: JSONEncoder = {
+        let encoder = makeEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         return encoder
-    }
+    }()
 
-    public static var decoder: JSONDecoder {
+    static func makeDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()

@@ -18,7 +18,11 @@ public enum EnvelopeScan {
     /// The top-level `id` string of a frame, even a truncated one; nil when there is none.
     public static func id(_ frame: Data) -> String? {
         guard let raw = members(frame, ["id"])["id"] else { return nil }
-        return try? JSONDecoder().decode(String.self, from: raw)
+        // The usual id (a UUID) has no escapes: its text is the string.
+        if raw.count >= 2, raw.first == quote, raw.last == quote, !raw.contains(backslash) {
+            return String(decoding: raw.dropFirst().dropLast(), as: UTF8.self)
+        }
+        return try? WireCoding.decoder.decode(String.self, from: raw)
     }
 
     private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")

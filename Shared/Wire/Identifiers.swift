@@ -29,10 +29,7 @@ public enum ID {
         bytes[6] = 0x70 | UInt8(counter >> 8)  // version 7 and the counter's high bits
         bytes[7] = UInt8(counter & 0xFF)
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        let i = hex.startIndex
-        func part(_ a: Int, _ b: Int) -> Substring { hex[hex.index(i, offsetBy: a)..<hex.index(i, offsetBy: b)] }
-        return "\(part(0, 8))-\(part(8, 12))-\(part(12, 16))-\(part(16, 20))-\(part(20, 32))"
+        return Hex.uuid(bytes)
     }
 
     /// True for the canonical lowercase 8-4-4-4-12 hex form.
@@ -67,7 +64,7 @@ public enum Crypto {
         data.withUnsafeBytes { raw in
             _ = crypto_hash_sha256(&out, raw.bindMemory(to: UInt8.self).baseAddress, UInt64(data.count))
         }
-        return out.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(out)
     }
 
     public static func sha256Hex(_ text: String) -> String { sha256Hex(Data(text.utf8)) }

@@ -62,12 +62,13 @@ public enum JSONValue: Sendable, Equatable, Hashable {
 
     /// Converts any Encodable to a JSONValue (through its JSON form).
     public static func from(_ value: some Encodable) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: WireCoding.encode(value))
+        try WireCoding.decode(JSONValue.self, from: WireCoding.encode(value))
     }
 
-    /// Decodes this value as a Decodable type.
+    /// Decodes this value as a Decodable type, straight from the value (JSONValueDecoder.swift):
+    /// no JSON text in between.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        try WireCoding.decoder.decode(T.self, from: WireCoding.encode(self))
+        try JSONValueDecoder.decode(T.self, from: self, path: [])
     }
 
     /// Compact JSON text with sorted keys.

@@ -46,9 +46,15 @@ public final class SocketPump: Sendable {
     private let setupError = Mutex<String?>(nil)
     public let name: String
 
+    /// Answers a message on the socket's own thread, or returns nil to hand it to `onEvent`.
+    /// For answers that cost less than a hand-off to another thread (`$srv.ping`).
+    public typealias Responder = @Sendable (_ frames: [Data]) -> [Data]?
+
     /// Starts the thread and creates the socket on it. Throws if the first setup fails
     /// (e.g. the endpoint cannot be bound), so a service learns at start-up, not later.
-    public init(name: String, setup: @escaping Setup, onEvent: @escaping @Sendable (Event) -> Void) throws {
+    public init(
+        name: String, setup: @escaping Setup, respond: Responder? = nil, onEvent: @escaping @Sendable (Event) -> Void
+    ) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw ZMQError(errno: errno, operation: "pipe") }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
@@ -58,7 +64,7 @@ public final class SocketPump: Sendable {
         wakeRead = fds[0]
         wakeWrite = fds[1]
         self.name = name
-        let thread = Thread { [self] in self.loop(setup: setup, onEvent: onEvent) }
+        let thread = Thread { [self] in self.loop(setup: setup, respond: respond, onEvent: onEvent) }
         thread.name = "zmq.\(name)"
         thread.start()
         ready.wait()
@@ -123,7 +129,7 @@ public final class SocketPump: Sendable {
         var expires: ContinuousClock.Instant?
     }
 
-    private func loop(setup: Setup, onEvent: @Sendable (Event) -> Void) {
+    private func loop(setup: Setup, respond: Responder?, onEvent: @Sendable (Event) -> Void) {
         defer { finished.signal() }
         var socket: Socket?
         do {
@@ -154,7 +160,12 @@ public final class SocketPump: Sendable {
             if readiness.socket {
                 // Read everything waiting, so one wake-up serves a burst.
                 while let frames = try? current.receive(dontWait: true) {
-                    onEvent(.message(frames))
+                    if let respond, let reply = respond(frames) {
+                        let item = Pending(frames: reply, tag: nil, expires: clock.now + .seconds(5))
+                        if !backlog.isEmpty || !trySend(item, on: current, onEvent: onEvent) { backlog.append(item) }
+                    } else {
+                        onEvent(.message(frames))
+                    }
                 }
             }
             if readiness.fd {

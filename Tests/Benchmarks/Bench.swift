@@ -6,6 +6,8 @@
 //   swift run -c release logbook-bench login-spray [--budget 60] [--usernames 200] [--clients 3] [--seconds 30]
 //   swift run -c release logbook-bench photo-fairness [--large 4] [--side 7000] [--workers 2]
 //   swift run -c release logbook-bench backup [--records 100000]
+//   swift run -c release logbook-bench stack [--runs 30] [--writes 5000]   (after swift build -c release)
+//   swift run -c release logbook-bench all [--quick]   (every row of the performance table)
 import ArgumentParser
 
 @main
@@ -16,7 +18,7 @@ struct Bench: AsyncParsableCommand {
         discussion: "Build with -c release for meaningful figures: swift run -c release logbook-bench ping",
         subcommands: [
             PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self, BackupBenchmark.self,
-            LoginSprayBenchmark.self, PhotoFairnessBenchmark.self,
+            LoginSprayBenchmark.self, PhotoFairnessBenchmark.self, StackBenchmark.self, AllBenchmark.self,
             HTTPBenchmark.self,
         ])
 }

@@ -18,6 +18,13 @@ struct PingBenchmark: AsyncParsableCommand {
     @Option(help: "Transport for the services the benchmark starts: ipc or tcp.") var transport = "ipc"
 
     func run() async throws {
+        let (raw, samples) = try await measureBoth()
+        let rawP50 = percentile(raw, 0.5), pingP50 = percentile(samples, 0.5)
+        print(String(format: "overhead of the runtime at p50: %.1f µs (%.1fx the raw echo)", pingP50 - rawP50, pingP50 / rawP50))
+    }
+
+    /// The raw echo's round trips, then `$srv.ping`'s, measured one after the other.
+    func measureBoth() async throws -> (raw: [Double], ping: [Double]) {
         let directory = "/tmp/lb-bench-\(ProcessInfo.processInfo.processIdentifier)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -65,8 +72,7 @@ struct PingBenchmark: AsyncParsableCommand {
         client.close()
         if let group { await group.triggerGracefulShutdown() }
         _ = await task?.result
-        let rawP50 = percentile(raw, 0.5), pingP50 = percentile(samples, 0.5)
-        print(String(format: "overhead of the runtime at p50: %.1f µs (%.1fx the raw echo)", pingP50 - rawP50, pingP50 / rawP50))
+        return (raw, samples)
     }
 
     func measureRaw(endpoint: String) throws -> [Double] {

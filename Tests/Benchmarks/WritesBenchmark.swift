@@ -37,7 +37,16 @@ struct WritesBenchmark: AsyncParsableCommand {
         }
     }
 
-    func measure(_ durability: Durability, levels: [Int]) async throws {
+    /// What one durability level measured: the raw loop, and each in-flight level.
+    struct Figures {
+        var rawRate: Double
+        var rawP50: Double
+        /// in flight → (writes/s, p50 µs)
+        var levels: [Int: (rate: Double, p50: Double)] = [:]
+    }
+
+    @discardableResult
+    func measure(_ durability: Durability, levels: [Int]) async throws -> Figures {
         let directory = "/tmp/lb-writes-\(ProcessInfo.processInfo.processIdentifier)-\(durability.rawValue)"
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -49,6 +58,7 @@ struct WritesBenchmark: AsyncParsableCommand {
         let rawLevel = try ServiceDatabase.writerSettings(raw).synchronous
         let (rawSamples, rawElapsed) = try rawLoop(raw)
         let rawRate = Double(count) / rawElapsed
+        var figures = Figures(rawRate: rawRate, rawP50: percentile(rawSamples, 0.5))
         print("-- synchronous=\(durability.rawValue.uppercased()) asked")
         print(String(format: "raw SQLite insert loop (1 row per transaction, writer runs synchronous=%@): %.0f writes/s  p50 %.0f µs  p99 %.0f µs", rawLevel, rawRate, percentile(rawSamples, 0.5), percentile(rawSamples, 0.99)))
 
@@ -74,6 +84,7 @@ struct WritesBenchmark: AsyncParsableCommand {
             let after = host.commits.statistics
             let transactions = after.transactions - before.transactions
             let rate = Double(count) / elapsed
+            figures.levels[level] = (rate, percentile(samples, 0.5))
             print(String(
                 format: "records.expense.add, %3d in flight: %.0f writes/s (%.2f× raw)  p50 %.0f µs  p99 %.0f µs  (%d transactions, %.1f writes each)",
                 level, rate, rate / rawRate, percentile(samples, 0.5), percentile(samples, 0.99), transactions,
@@ -82,6 +93,7 @@ struct WritesBenchmark: AsyncParsableCommand {
         client.close()
         await group.triggerGracefulShutdown()
         _ = await task.result
+        return figures
     }
 
     /// One INSERT per transaction, synchronously, as a plain SQLite program would.

@@ -1,6 +1,7 @@
 // The shared HTTP client against the local stub server: statuses are answers, only
 // transport failures and timeouts throw.
 import Foundation
+import Outbound
 import Runtime
 import TestSupport
 import Testing

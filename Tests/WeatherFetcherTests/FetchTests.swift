@@ -1,6 +1,7 @@
 // Fetching through the real HTTP path against the stub provider: which API is asked,
 // what each kind of bad answer leads to, and what the conditions say.
 import Foundation
+import Outbound
 import Runtime
 import TestSupport
 import Testing

@@ -2,10 +2,14 @@
 // - `queue`: writes that could not reach the stack, in order, each with the idempotency key
 //   it will be sent with (so replaying twice, or after a crash, never doubles a record);
 // - `localIds`: the real id each record created offline got once its create was replayed;
-// - `cache`: the last answer of each read, shown (marked stale) when the stack is unreachable.
 // Every row has an owner: a user id, or "anonymous" for writes made before any login.
+// The read cache (the last answer of each read, shown marked stale when the stack is
+// unreachable) is a file of its own, `cache.sqlite`: it is written on every read, so it is
+// written without fsync (WAL, synchronous=OFF). A power cut may lose or damage it; a cache
+// that cannot be read is deleted and starts empty. The queue keeps full durability.
 import Foundation
 import GRDB
+import Synchronization
 import Wire
 
 /// A write waiting in the queue.
@@ -48,6 +52,8 @@ public struct LocalStore: Sendable {
 
     private let writer: any DatabaseWriter
     public let path: String?
+    private let cache: CacheFile
+    public static let cacheFileName = "cache.sqlite"
 
     /// `$LOGBOOK_LOCAL_DIR`; else `$LOGBOOK_CONFIG_DIR` (beside the session, so the one
     /// override that isolates a session isolates its local data too); else
@@ -74,7 +80,7 @@ public struct LocalStore: Sendable {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            return try LocalStore(writer: queue, path: path)
+            return try LocalStore(writer: queue, path: path, cache: CacheFile(path: directory + "/" + cacheFileName))
         } catch let error as DatabaseError {
             throw ServiceError(.internal, "cannot open \(path): \(error.message ?? "\(error)")")
         }
@@ -82,12 +88,13 @@ public struct LocalStore: Sendable {
 
     /// A private in-memory store (tests).
     public static func inMemory() throws -> LocalStore {
-        try LocalStore(writer: DatabaseQueue(), path: nil)
+        try LocalStore(writer: DatabaseQueue(), path: nil, cache: CacheFile(path: nil))
     }
 
-    private init(writer: any DatabaseWriter, path: String?) throws {
+    private init(writer: any DatabaseWriter, path: String?, cache: CacheFile) throws {
         self.writer = writer
         self.path = path
+        self.cache = cache
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(
@@ -123,6 +130,10 @@ public struct LocalStore: Sendable {
                         PRIMARY KEY (owner, key)
                     ) WITHOUT ROWID;
                     """)
+        }
+        // The read cache moved to its own file (CacheFile).
+        migrator.registerMigration("v2: cache in cache.sqlite") { db in
+            try db.execute(sql: "DROP TABLE cache")
         }
         try migrator.migrate(writer)
     }
@@ -248,13 +259,11 @@ public struct LocalStore: Sendable {
     /// Forgets everything kept for `owner`: queue, local ids and cached answers.
     public func removeAll(owner: String) throws {
         try writer.write { db in
-            for sql in [
-                "DELETE FROM queue WHERE owner = ?", "DELETE FROM localIds WHERE owner = ?",
-                "DELETE FROM cache WHERE owner = ?",
-            ] {
+            for sql in ["DELETE FROM queue WHERE owner = ?", "DELETE FROM localIds WHERE owner = ?"] {
                 try db.execute(sql: sql, arguments: [owner])
             }
         }
+        try cache.write { db in try db.execute(sql: "DELETE FROM cache WHERE owner = ?", arguments: [owner]) }
     }
 
     // MARK: The read cache
@@ -274,7 +283,7 @@ public struct LocalStore: Sendable {
     )
         throws
     {
-        try writer.write { db in
+        try cache.write { db in
             try db.execute(
                 sql:
                     "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)",
@@ -285,7 +294,7 @@ public struct LocalStore: Sendable {
     }
 
     public func cached(owner: String, service: String, method: String, body: JSONValue) throws -> Cached? {
-        try writer.read { db in
+        try cache.read { db in
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND key = ?",
@@ -300,7 +309,7 @@ public struct LocalStore: Sendable {
     /// Every cached answer of these methods, oldest first.
     public func cached(owner: String, methods: [String]) throws -> [Cached] {
         guard !methods.isEmpty else { return [] }
-        return try writer.read { db in
+        return try cache.read { db in
             // GRDB's query interface writes the IN list with bound values.
             let rows = try Row.fetchAll(
                 db,
@@ -334,6 +343,80 @@ extension JSONValue {
         case .array(let a): a.flatMap { $0.strings(withPrefix: prefix) }
         case .object(let o): o.keys.sorted().flatMap { o[$0]!.strings(withPrefix: prefix) }
         default: []
+        }
+    }
+}
+
+/// The read cache's file, opened on first use. Written without fsync: WAL with
+/// synchronous=OFF keeps it whole when the process dies mid-write; after a power cut it may
+/// be damaged, and a file that cannot be opened or read is deleted and made again (it holds
+/// only copies of answers the stack still has).
+final class CacheFile: Sendable {
+    private let path: String?
+    private let queue = Mutex<DatabaseQueue?>(nil)
+
+    init(path: String?) { self.path = path }
+
+    func write<T>(_ work: (Database) throws -> T) throws -> T {
+        try withQueue { try $0.write(work) }
+    }
+
+    func read<T>(_ work: (Database) throws -> T) throws -> T {
+        try withQueue { try $0.read(work) }
+    }
+
+    private func withQueue<T>(_ work: (DatabaseQueue) throws -> T) throws -> T {
+        do {
+            return try work(try open())
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            // Damaged (a power cut while it was being written): start an empty one.
+            queue.withLock { $0 = nil }
+            if let path {
+                for file in [path, path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
+            }
+            return try work(try open())
+        }
+    }
+
+    private func open() throws -> DatabaseQueue {
+        try queue.withLock { queue in
+            if let queue { return queue }
+            let opened: DatabaseQueue
+            if let path {
+                if !FileManager.default.fileExists(atPath: path) {
+                    let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+                    if fd >= 0 { close(fd) }
+                }
+                var configuration = Configuration()
+                configuration.busyMode = .timeout(10)
+                configuration.prepareDatabase { db in
+                    try db.execute(sql: "PRAGMA synchronous = OFF")
+                }
+                opened = try DatabaseQueue(path: path, configuration: configuration)
+                try opened.writeWithoutTransaction { db in
+                    if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                        try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    }
+                }
+            } else {
+                opened = try DatabaseQueue()
+            }
+            try opened.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS cache (
+                            owner TEXT NOT NULL,
+                            key TEXT NOT NULL,
+                            service TEXT NOT NULL,
+                            method TEXT NOT NULL,
+                            result TEXT NOT NULL,
+                            fetchedAt TEXT NOT NULL,
+                            PRIMARY KEY (owner, key)
+                        ) WITHOUT ROWID
+                        """)
+            }
+            queue = opened
+            return opened
         }
     }
 }

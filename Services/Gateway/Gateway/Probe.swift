@@ -5,6 +5,7 @@
 // by `logbook status` and `logbook stack status`; a service that does not answer is a row,
 // never a crash.
 import Foundation
+import Outbound
 import Runtime
 import Wire
 

@@ -110,13 +110,13 @@ extension Records {
                 expense.date = Date(ms: date.ms)
             }
             expense.category = try optionalText(body.category, "category", max: 40)
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO expense (name, description, amountMinor, currency, date, category, updatedAt, id, userId,
                         createdAt)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: expense.arguments + [expense.id, context.userId, at.ms])
+                    """
+            ).execute(arguments: expense.arguments + [expense.id, context.userId, at.ms])
             try Outbox.append(db, type: "expense.created", userId: context.userId, data: expense, at: at)
             return expense
         }

@@ -67,7 +67,8 @@ public func makeRecordsService(stack: StackConfiguration, logger: Logger) throws
     let photos = PhotoStore(settings: photoSettings, database: host.database, logger: host.logger)
     host.backUpAlso(photoSettings.directory)
     let dispatcher = host.dispatcher(router: RecordsService.router(host: host, photos: photos), sessions: sessions.cache)
-    let purge = try host.consumer(of: "auth", configuration: stack, handler: RecordsService.applyAuthEvent)
+    let purge = try host.consumer(
+        of: "auth", configuration: stack, types: [AuthEvents.userDeleted], handler: RecordsService.applyAuthEvent)
     let conditions = try host.consumer(
         of: "weather-fetcher", configuration: stack, handler: RecordsService.applyWeatherEvent)
     return host.services(

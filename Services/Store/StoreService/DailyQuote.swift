@@ -6,6 +6,7 @@
 import Foundation
 import GRDB
 import Logging
+import Outbound
 import Runtime
 
 struct Quote: Sendable, Equatable {

@@ -5,6 +5,7 @@
 import Foundation
 import GRDB
 import Logging
+import Outbound
 import Runtime
 import ServiceLifecycle
 import Storage
@@ -71,7 +72,8 @@ public final class Store: Sendable {
         let dispatcher = host.dispatcher(router: store.router(), sessions: sessions.cache)
         let records = try host.consumer(
             of: "records", configuration: configuration, feedsReplies: true, handler: store.applyRecordsEvent)
-        let auth = try host.consumer(of: "auth", configuration: configuration, handler: store.applyAuthEvent)
+        let auth = try host.consumer(
+            of: "auth", configuration: configuration, types: ["user.deleted"], handler: store.applyAuthEvent)
         return host.services(
             dispatcher: dispatcher, endpoint: configuration.endpoint(name), extra: [sessions.consumer, records, auth])
     }

@@ -8,6 +8,7 @@
 import Foundation
 import GRDB
 import Logging
+import Outbound
 import Runtime
 import Wire
 

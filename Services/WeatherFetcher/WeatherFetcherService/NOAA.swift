@@ -3,6 +3,7 @@
 // NOAA reports its errors as `{"error":{"message":…}}` (HTTP 200 or 400); every way an answer
 // can be wrong comes out as a `NOAAError`, and the caller falls back to Open-Meteo Marine.
 import Foundation
+import Outbound
 import Runtime
 import Wire
 

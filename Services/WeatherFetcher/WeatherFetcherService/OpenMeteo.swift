@@ -2,6 +2,7 @@
 // building the request URL and reading the answer. Every way an answer can be wrong maps
 // to a `FetchFailure` saying whether trying again can help.
 import Foundation
+import Outbound
 import Runtime
 import Wire
 

@@ -2,6 +2,7 @@
 // rate limit and retry policy. Defaults are the real Open-Meteo endpoints and the policy in
 // docs/protocol.md, "Weather-fetcher"; tests shorten the delays and inject the clock.
 import Foundation
+import Outbound
 import Runtime
 
 public struct WeatherFetcherSettings: Sendable {

@@ -7,6 +7,7 @@
 import Foundation
 import GRDB
 import Logging
+import Outbound
 import Runtime
 
 /// NOAA's two endpoints through the service's HTTP client and rate limiter.

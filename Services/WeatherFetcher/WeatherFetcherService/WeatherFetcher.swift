@@ -106,8 +106,10 @@ public final class WeatherFetcher: Sendable {
             eventsEndpoint: configuration.eventsEndpoint(name), curve: configuration.curve, logger: logger)
         let sessions = try AuthSessions(configuration: configuration, logger: logger)
         let dispatcher = service.host.dispatcher(router: service.router(), sessions: sessions.cache)
-        let records = try service.host.consumer(of: "records", configuration: configuration, handler: service.recordsHandler)
-        let auth = try service.host.consumer(of: "auth", configuration: configuration, handler: service.authHandler)
+        let records = try service.host.consumer(
+            of: "records", configuration: configuration, types: ["catch."], handler: service.recordsHandler)
+        let auth = try service.host.consumer(
+            of: "auth", configuration: configuration, types: [AuthEvents.userDeleted], handler: service.authHandler)
         return service.host.services(
             dispatcher: dispatcher, endpoint: configuration.endpoint(name),
             extra: [sessions.consumer, records, auth, service.runner])

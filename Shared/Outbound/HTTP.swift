@@ -1,7 +1,9 @@
 // Outbound HTTP for the services that read public APIs (weather, tide, quotes).
 // URLSession from FoundationNetworking: it ships with the toolchain, so it costs no extra
 // build time, and a GET with a timeout is all these APIs need. Every base URL is a setting.
+// A module of its own, so the services that make no HTTP calls do not load FoundationNetworking.
 import Foundation
+import Runtime
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif

@@ -1,0 +1,263 @@
+// Decoding a typed value straight from a `JSONValue` (an event's payload, already parsed
+// once off the wire), without writing it back to JSON text and parsing that again: a
+// projection replaying its history decodes every event's payload, and the round trip was
+// most of the cost. It reads what `WireCoding.decoder` reads: times as ISO-8601 strings
+// (WireTime), integers only from whole numbers in range; Data, URL and Decimal go through
+// WireCoding.decoder (the few values that have them).
+import Foundation
+
+struct JSONValueDecoder: Decoder {
+    let value: JSONValue
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(_ value: JSONValue, codingPath: [any CodingKey] = []) {
+        self.value = value
+        self.codingPath = codingPath
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard case .object(let object) = value else {
+            throw DecodingError.typeMismatch(
+                [String: JSONValue].self,
+                .init(codingPath: codingPath, debugDescription: "expected an object, found \(value.kindName)"))
+        }
+        return KeyedDecodingContainer(KeyedContainer<Key>(object: object, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard case .array(let items) = value else {
+            throw DecodingError.typeMismatch(
+                [JSONValue].self, .init(codingPath: codingPath, debugDescription: "expected an array, found \(value.kindName)"))
+        }
+        return UnkeyedContainer(items: items, codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        SingleContainer(value: value, codingPath: codingPath)
+    }
+
+    /// Decodes `type` from `value` at `path`: the few Foundation types JSONDecoder treats
+    /// specially are handled as it does; everything else by its own `init(from:)`.
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, path: [any CodingKey]) throws -> T {
+        if T.self == Date.self {
+            guard case .string(let text) = value else {
+                throw DecodingError.typeMismatch(
+                    String.self, .init(codingPath: path, debugDescription: "expected a time string, found \(value.kindName)"))
+            }
+            guard let date = WireTime.parse(text) else {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: path,
+                        debugDescription: "expected an ISO-8601 time with an offset, like 2026-05-01T14:45:00Z (got \"\(text)\")"))
+            }
+            return date as! T
+        }
+        if T.self == Data.self || T.self == URL.self || T.self == Decimal.self {
+            return try WireCoding.decoder.decode(T.self, from: WireCoding.encode(value))
+        }
+        if T.self == JSONValue.self { return value as! T }
+        return try T(from: JSONValueDecoder(value, codingPath: path))
+    }
+}
+
+private struct Index: CodingKey {
+    var intValue: Int?
+    var stringValue: String
+    init(_ index: Int) {
+        intValue = index
+        stringValue = "Index \(index)"
+    }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.init(intValue) }
+}
+
+private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let object: [String: JSONValue]
+    let codingPath: [any CodingKey]
+
+    var allKeys: [Key] { object.keys.compactMap { Key(stringValue: $0) } }
+
+    func contains(_ key: Key) -> Bool { object[key.stringValue] != nil }
+
+    private func value(_ key: Key) throws -> JSONValue {
+        guard let value = object[key.stringValue] else {
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: codingPath, debugDescription: "No value associated with key \(key.stringValue)"))
+        }
+        return value
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        if case .null = try value(key) { return true }
+        return false
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try JSONValueDecoder.decode(T.self, from: try value(key), path: codingPath + [key])
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = object[key.stringValue], value != .null else { return nil }
+        return try JSONValueDecoder.decode(T.self, from: value, path: codingPath + [key])
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(Bool.self)
+    }
+
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(String.self)
+    }
+
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(Double.self)
+    }
+
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(Int.self)
+    }
+
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(Int64.self)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        try JSONValueDecoder(try value(key), codingPath: codingPath + [key]).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try JSONValueDecoder(try value(key), codingPath: codingPath + [key]).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder { JSONValueDecoder(.object(object), codingPath: codingPath) }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        JSONValueDecoder(object[key.stringValue] ?? .null, codingPath: codingPath + [key])
+    }
+}
+
+private struct UnkeyedContainer: UnkeyedDecodingContainer {
+    let items: [JSONValue]
+    let codingPath: [any CodingKey]
+    var currentIndex = 0
+
+    init(items: [JSONValue], codingPath: [any CodingKey]) {
+        self.items = items
+        self.codingPath = codingPath
+    }
+
+    var count: Int? { items.count }
+    var isAtEnd: Bool { currentIndex >= items.count }
+
+    private mutating func next<T>(_ type: T.Type) throws -> (JSONValue, [any CodingKey]) {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                type, .init(codingPath: codingPath + [Index(currentIndex)], debugDescription: "Unkeyed container is at end."))
+        }
+        defer { currentIndex += 1 }
+        return (items[currentIndex], codingPath + [Index(currentIndex)])
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd else { return false }
+        if case .null = items[currentIndex] {
+            currentIndex += 1
+            return true
+        }
+        return false
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let (value, path) = try next(type)
+        return try JSONValueDecoder.decode(T.self, from: value, path: path)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        let (value, path) = try next([String: JSONValue].self)
+        return try JSONValueDecoder(value, codingPath: path).container(keyedBy: type)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let (value, path) = try next([JSONValue].self)
+        return try JSONValueDecoder(value, codingPath: path).unkeyedContainer()
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        let (value, path) = try next(JSONValue.self)
+        return JSONValueDecoder(value, codingPath: path)
+    }
+}
+
+private struct SingleContainer: SingleValueDecodingContainer {
+    let value: JSONValue
+    let codingPath: [any CodingKey]
+
+    func decodeNil() -> Bool { value == .null }
+
+    private func mismatch<T>(_ type: T.Type, _ expected: String) -> DecodingError {
+        .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Expected \(expected) but found \(value.kindName) instead."))
+    }
+
+    func decode(_ type: Bool.Type) throws -> Bool {
+        guard case .bool(let b) = value else { throw mismatch(type, "Bool") }
+        return b
+    }
+
+    func decode(_ type: String.Type) throws -> String {
+        guard case .string(let s) = value else { throw mismatch(type, "String") }
+        return s
+    }
+
+    func decode(_ type: Double.Type) throws -> Double {
+        guard case .number(let n) = value else { throw mismatch(type, "a number") }
+        return n
+    }
+
+    func decode(_ type: Float.Type) throws -> Float {
+        guard case .number(let n) = value else { throw mismatch(type, "a number") }
+        return Float(n)
+    }
+
+    private func integer<T: BinaryInteger>(_ type: T.Type) throws -> T {
+        guard case .number(let n) = value else { throw mismatch(type, "a number") }
+        guard n.rounded() == n, let exact = T(exactly: n) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: codingPath, debugDescription: "Number \(n) is not representable in Swift as \(type)."))
+        }
+        return exact
+    }
+
+    func decode(_ type: Int.Type) throws -> Int { try integer(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONValueDecoder.decode(T.self, from: value, path: codingPath)
+    }
+}
+
+extension JSONValue {
+    /// What kind of value this is, for error messages.
+    var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}

@@ -1,0 +1,118 @@
+// `logbook-bench all`: every row of the performance table (docs/operations.md,
+// "Performance"), each beside its baseline measured in the same run, with the ratio and
+// the goal. `--quick` runs a few seconds per benchmark with smaller sizes (and says so).
+//   swift build -c release && .build/release/logbook-bench all [--quick]
+import ArgumentParser
+import Foundation
+import Storage
+
+struct AllBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "all", abstract: "Every row of the performance table, each with its baseline and ratio.")
+
+    @Flag(help: "A few seconds per benchmark: fewer samples and smaller sizes.") var quick = false
+    @Option(help: "Directory holding logbook and the service executables (default: beside this benchmark).")
+    var bin: String?
+
+    struct Row {
+        var measure: String
+        var baseline: String
+        var measured: String
+        var ratio: String
+        var goal: String
+        var met: Bool?
+    }
+
+    func run() async throws {
+        let sizes = quick ? (small: 1_000, large: 50_000) : (small: 1_000, large: 1_000_000)
+        say("logbook-bench all\(quick ? " --quick (smaller samples and sizes)" : ""): \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        var rows: [Row] = []
+
+        say("\n== ping")
+        let ping = try PingBenchmark.parse(quick ? ["--count", "3000", "--warmup", "300"] : ["--count", "20000"])
+        let (raw, runtime) = try await ping.measureBoth()
+        let rawEchoP50 = percentile(raw, 0.5)
+        let pingP50 = percentile(runtime, 0.5)
+        say(String(format: "raw echo p50 %.1f µs, $srv.ping p50 %.1f µs", rawEchoP50, pingP50))
+        rows.append(
+            Row(
+                measure: "$srv.ping p50 vs raw DEALER/ROUTER echo p50", baseline: us(rawEchoP50), measured: us(pingP50),
+                ratio: times(pingP50 / rawEchoP50), goal: "≤ 1.3×", met: pingP50 / rawEchoP50 <= 1.3))
+
+        say("\n== writes (synchronous=FULL)")
+        let writes = try WritesBenchmark.parse(["--count", quick ? "1500" : "5000", "--in-flight", "1,64", "--durability", "full"])
+        let w = try await writes.measure(.full, levels: [1, 64])
+        let rate64 = w.levels[64]!.rate
+        rows.append(
+            Row(
+                measure: "durable writes/s at 64 in flight vs raw SQLite 1 INSERT/txn (FULL)",
+                baseline: String(format: "%.0f/s", w.rawRate), measured: String(format: "%.0f/s", rate64),
+                ratio: times(rate64 / w.rawRate), goal: "≥ 1.0×", met: rate64 / w.rawRate >= 1.0))
+        let p50One = w.levels[1]!.p50
+        let floor = rawEchoP50 + w.rawP50
+        rows.append(
+            Row(
+                measure: "write p50 at 1 in flight vs raw echo p50 + raw commit p50",
+                baseline: String(format: "%@ + %@", us(rawEchoP50), us(w.rawP50)), measured: us(p50One),
+                ratio: times(p50One / floor), goal: "≤ 2×", met: p50One / floor <= 2))
+
+        say("\n== the stack (real processes)")
+        var stackArguments = ["--runs", quick ? "10" : "30", "--writes", quick ? "1500" : "5000"]
+        if let bin { stackArguments += ["--bin", bin] }
+        let stack = try await StackBenchmark.parse(stackArguments).measure()
+        let perService = stack.cpuPerService.sorted { $0.key < $1.key }.map { String(format: "%@ %.3f", $0.key, $0.value) }
+        say("CPU ms per write by service: " + perService.joined(separator: ", "))
+        rows.append(
+            Row(
+                measure: "whole-stack CPU per records.expense.add (5 services, /proc)", baseline: "(absolute)",
+                measured: String(format: "%.3f ms", stack.cpuPerWriteMs), ratio: "", goal: "≤ 0.3 ms",
+                met: stack.cpuPerWriteMs <= 0.3))
+        for (name, value) in [("logbook whoami", stack.whoamiP50), ("logbook expense list", stack.listP50)] {
+            rows.append(
+                Row(
+                    measure: "\(name) wall p50 vs logbook --version", baseline: ms(stack.versionP50), measured: ms(value),
+                    ratio: times(value / stack.versionP50), goal: "≤ 1.5×, --version ≤ 15 ms",
+                    met: value / stack.versionP50 <= 1.5 && stack.versionP50 <= 15))
+        }
+        for (service, kib) in stack.rss.sorted(by: { $0.key < $1.key }) {
+            let mib = Double(kib) / 1024
+            rows.append(
+                Row(
+                    measure: "idle RSS \(service)", baseline: "(absolute)", measured: String(format: "%.1f MiB", mib),
+                    ratio: "", goal: "≤ 25 MiB", met: mib <= 25))
+        }
+
+        say("\n== analytics (\(sizes.small) and \(sizes.large) fill-ups and catches)")
+        let analytics = try AnalyticsBenchmark.parse(["--queries", quick ? "300" : "2000"])
+        let root = "/tmp/lb-bench-all-\(getpid())"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let small = try await analytics.measure(size: sizes.small, path: root + "/small.sqlite").figures
+        let large = try await analytics.measure(size: sizes.large, path: root + "/large.sqlite").figures
+        rows.append(
+            Row(
+                measure: "analytics rebuild from events (\(sizes.large) run)", baseline: "(absolute)",
+                measured: String(format: "%.0f events/s", large.eventsPerSecond), ratio: "", goal: "≥ 50k events/s",
+                met: large.eventsPerSecond >= 50_000))
+        for method in ["analytics.suggest", "analytics.fuel.stats"] {
+            let a = small.p99[method] ?? 0, b = large.p99[method] ?? 0
+            rows.append(
+                Row(
+                    measure: "\(method) p99 at \(sizes.large) vs \(sizes.small)", baseline: ms(a), measured: ms(b),
+                    ratio: times(b / max(a, 1e-9)), goal: "≤ 1.2×", met: b / max(a, 1e-9) <= 1.2))
+        }
+
+        say("\n== summary\(quick ? " (--quick: smaller samples and sizes)" : "")")
+        let table = [["measure", "baseline", "measured", "ratio", "goal", "met"]]
+            + rows.map { [$0.measure, $0.baseline, $0.measured, $0.ratio, $0.goal, $0.met.map { $0 ? "yes" : "no" } ?? ""] }
+        let widths = (0..<6).map { column in table.map { $0[column].count }.max() ?? 0 }
+        for line in table {
+            say(line.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+        }
+    }
+
+    func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    func us(_ value: Double) -> String { String(format: "%.1f µs", value) }
+    func ms(_ value: Double) -> String { String(format: "%.3f ms", value) }
+    func times(_ value: Double) -> String { String(format: "%.2f×", value) }
+}
