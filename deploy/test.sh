@@ -12,12 +12,15 @@ if ! command -v strace >/dev/null; then
     "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq strace
 fi
 # The deployment tests (Tests/EndToEndTests/{Systemd,Kubernetes,MultiHost}Tests.swift):
-# systemd-analyze (systemd), ip (iproute2), and a Python with PyYAML and a pinned
+# systemd-analyze (systemd), ip (iproute2), openssl and curl, and a Python with PyYAML and a pinned
 # kubernetes-validate (it ships the Kubernetes schemas) in .build/deploy-venv.
 need=()
 command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v ip >/dev/null || need+=(iproute2)
 command -v python3 >/dev/null || need+=(python3)
+# the HTTP edge's TLS test (HTTPTLSTests.swift): a throwaway certificate, a real HTTPS client
+command -v openssl >/dev/null || need+=(openssl)
+command -v curl >/dev/null || need+=(curl)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [[ ${#need[@]} -gt 0 ]]; then
     echo "test: installing ${need[*]}"

@@ -91,6 +91,20 @@ struct DeployRunTests {
                 #expect(ready.status == 0, "\(service): \(post.joined(separator: " ")): \(ready.stdout)\(ready.stderr)")
                 #expect(FileManager.default.fileExists(atPath: "\(root)/var/lib/logbook/data/\(service).sqlite"), "\(service)")
             }
+            // The HTTP edge's unit, the services up: its check (its /healthz) passes, and so
+            // does the same probe of /readyz (every service answers it). The listen address
+            // is the harness's (a free port), not the default 8080.
+            let unit = try Self.unit("http")
+            var environment = unit.environment.mapValues(moved).merging(TestStack.offline) { $1 }
+            environment["PATH"] = "/usr/bin:/bin"
+            let post = unit.post.map(moved)
+            let early = try await Tool.run(post[0], ["--probe", "--timeout", "0.5"], environment: environment, timeout: .seconds(30))
+            #expect(early.status == 7, "no edge yet: \(early.stdout)\(early.stderr)")
+            try started.start(moved(unit.start), [], environment: environment, log: "\(root)/http.log")
+            let ready = try await Tool.run(post[0], Array(post.dropFirst()), environment: environment, timeout: .seconds(60))
+            #expect(ready.status == 0, "http: \(post.joined(separator: " ")): \(ready.stdout)\(ready.stderr)")
+            let all = try await Tool.run(post[0], ["--probe", "--path", "/readyz", "--wait", "10"], environment: environment, timeout: .seconds(30))
+            #expect(all.status == 0, "/readyz: \(all.stdout)\(all.stderr)")
         } catch {
             await started.stopAll()
             try? FileManager.default.removeItem(atPath: root)
@@ -172,6 +186,80 @@ struct DeployRunTests {
             }
             await started.stopAll()
         }
+    }
+
+    @Test("the edge's Deployment: its command, with its pod's environment, serves /healthz; /readyz says not ready while no service answers")
+    func kubernetesEdge() async throws {
+        let python = try await KubernetesTests.python()
+        let rendered = try await Tool.run(python, [KubernetesTests.directory + "/render.py", "--json", KubernetesTests.overlay])
+        try #require(rendered.status == 0, "\(rendered.stderr)")
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(rendered.stdout.utf8)) as? [[String: Any]])
+        let config = try #require(
+            objects.first { $0["kind"] as? String == "ConfigMap" }.flatMap { ($0["data"] as? [String: Any])?["logbook.conf"] as? String })
+        let deployment = try #require(objects.first {
+            $0["kind"] as? String == "Deployment" && ($0["metadata"] as? [String: Any])?["name"] as? String == "logbook-http"
+        })
+        let pod = try #require(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let container = try #require((pod["containers"] as? [[String: Any]])?.first)
+        let bin = try TestStack.findBinaries()
+        let root = "/tmp/lbedge-" + UUID().uuidString.prefix(8).lowercased()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let moved = { (text: String) in
+            text.replacingOccurrences(of: "/var/lib/logbook", with: root + "/var/lib/logbook")
+                .replacingOccurrences(of: "/run/logbook", with: root + "/run/logbook")
+                .replacingOccurrences(of: "/etc/logbook", with: root + "/etc/logbook")
+        }
+        try FileManager.default.createDirectory(atPath: root + "/etc/logbook", withIntermediateDirectories: true)
+        try moved(config).write(toFile: root + "/etc/logbook/logbook.conf", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LOGBOOK"] = bin + "/logbook"
+        let made = try await Tool.run("/bin/bash", [KubernetesTests.directory + "/make-secret.sh"], environment: environment)
+        try #require(made.status == 0, "make-secret.sh: \(made.stderr)")
+        let secretFile = try KubernetesTests.write(made.stdout)
+        defer { unlink(secretFile) }
+        let keys = try await Tool.run(
+            python, ["-c", "import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1]))['stringData'], sys.stdout)", secretFile])
+        let secret = try #require(try JSONSerialization.jsonObject(with: Data(keys.stdout.utf8)) as? [String: String])
+        // the image's ENV (Containerfile), the Secret (envFrom), the container's env; but
+        // a free loopback port instead of 0.0.0.0:8080, which this machine may be using
+        var env: [String: String] = [
+            "PATH": "/usr/bin:/bin", "HOME": root, "LOGBOOK_CONFIG": root + "/etc/logbook/logbook.conf",
+            "LOGBOOK_HOME": root + "/var/lib/logbook",
+        ].merging(secret) { $1 }
+        for entry in container["env"] as? [[String: Any]] ?? [] {
+            if let name = entry["name"] as? String, let value = entry["value"] as? String { env[name] = moved(value) }
+        }
+        #expect(env["LOGBOOK_HTTP_LISTEN"] == "0.0.0.0:8080")
+        env["LOGBOOK_HTTP_LISTEN"] = "127.0.0.1:0"
+        for mount in container["volumeMounts"] as? [[String: Any]] ?? [] {
+            if let path = mount["mountPath"] as? String {
+                try FileManager.default.createDirectory(atPath: moved(path), withIntermediateDirectories: true)
+            }
+        }
+        let command = try #require(container["command"] as? [String])
+        let containerPath = { (probe: String) in
+            ((container[probe] as? [String: Any])?["httpGet"] as? [String: Any])?["path"] as? String ?? "?"
+        }
+        let started = Started()
+        do {
+            try started.start(bin + "/" + command[0], Array(command.dropFirst()), environment: env, log: "\(root)/http.log")
+            // as the kubelet does, the probes' paths over HTTP (here through the edge's own probe)
+            let live = try await Tool.run(
+                bin + "/logbook-http", ["--probe", "--path", containerPath("livenessProbe"), "--wait", "20"], environment: env,
+                timeout: .seconds(40))
+            let log = (try? String(contentsOfFile: "\(root)/http.log", encoding: .utf8)) ?? ""
+            #expect(live.status == 0, "\(containerPath("livenessProbe")): \(live.stdout)\(live.stderr)\n\(log)")
+            // nothing answers at records-0.records and the others: not ready, so the
+            // Service sends the replica no clients
+            let ready = try await Tool.run(
+                bin + "/logbook-http", ["--probe", "--path", containerPath("readinessProbe"), "--timeout", "5"], environment: env,
+                timeout: .seconds(30))
+            #expect(ready.status == 7 && ready.stderr.contains("answered 503"), "\(containerPath("readinessProbe")): \(ready.stdout)\(ready.stderr)")
+        } catch {
+            await started.stopAll()
+            throw error
+        }
+        await started.stopAll()
     }
 
     /// The device a path is on.

@@ -68,6 +68,9 @@ struct DurabilityTests {
         try await withStack { stack in
             try await stack.upAndRegister("alice")
             let supervisor = try #require(stack.pid("supervisor"))
+            // the HTTP edge writes run/logbook-http.url once it listens: let it, so the
+            // removal below does not race that write (rmdir of a folder just written into)
+            _ = try await stack.edge()
             try FileManager.default.removeItem(atPath: stack.runDirectory)
 
             let up = try await stack.logbook("stack", "up")

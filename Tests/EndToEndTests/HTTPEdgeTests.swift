@@ -62,6 +62,17 @@ struct HTTPEdgeTests {
             #expect(missing.status == 404 && missing.json["code"] as? String == "not_found")
             let noRoute = try await client.send("GET", "/v1/nothing-here", token: token)
             #expect(noRoute.status == 404 && noRoute.header("Content-Type") == "application/problem+json")
+            // A path the edge answers, with a method it does not answer there: 405 with Allow.
+            for (method, path, allow) in [
+                ("PATCH", "/v1/cars", "GET, POST"), ("PUT", "/v1/cars/\(carId)/fillups", "GET, POST"),
+                ("POST", "/v1/catches/bests", "GET"), ("DELETE", "/healthz", "GET"),
+                ("POST", "/v1/cars/\(carId)", "GET, PATCH, DELETE"),
+            ] {
+                let wrong = try await client.send(method, path, token: token)
+                #expect(wrong.status == 405, "\(method) \(path): \(wrong.status) \(wrong.text)")
+                #expect(wrong.header("Allow") == allow, "\(method) \(path): \(wrong.header("Allow") ?? "no Allow")")
+                #expect(wrong.header("Content-Type") == "application/problem+json" && wrong.json["code"] as? String == "method_not_allowed")
+            }
 
             // Health, readiness and metrics: the edge's own counts, latencies and errors per
             // route, and every service's $srv.stats gathered over ZeroMQ.
@@ -73,6 +84,8 @@ struct HTTPEdgeTests {
             #expect(text.contains(#"logbook_http_requests_total{route="/v1/cars/{id}/fillups",method="POST",status="201"} 3"#), "\(text.prefix(3000))")
             #expect(text.contains(#"logbook_http_errors_total{route="/v1/cars/{id}/fillups",method="POST",class="4xx"} 1"#))
             #expect(text.contains(#"logbook_http_request_duration_seconds_bucket{route="/v1/cars",method="POST",le="+Inf"} 1"#))
+            // requests no route took are counted under one label, the 405s among them
+            #expect(text.contains(#"logbook_http_requests_total{route="(unmatched)",method="PATCH",status="405"} 1"#), "\(text.prefix(3000))")
             for service in ["auth", "records", "weather-fetcher", "analytics", "store"] {
                 #expect(text.contains("logbook_service_up{service=\"\(service)\"} 1"), "\(service) stats")
             }

@@ -161,6 +161,61 @@ struct KubernetesTests {
             == ["LOGBOOK_CURVE_PUBLIC_KEY", "LOGBOOK_CURVE_SECRET_KEY", "LOGBOOK_CURVE_ALLOW", "LOGBOOK_STACK_KEY"])
     }
 
+    @Test("the HTTP edge: a Deployment with HTTP probes on /healthz and /readyz, its Service, a NetworkPolicy for its door and its calls")
+    func edge() async throws {
+        let python = try await Self.python()
+        let rendered = try await Tool.run(python, [Self.directory + "/render.py", "--json", Self.overlay])
+        try #require(rendered.status == 0, "\(rendered.stderr)")
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(rendered.stdout.utf8)) as? [[String: Any]])
+        func find(_ kind: String, _ name: String) -> [String: Any]? {
+            objects.first { $0["kind"] as? String == kind && ($0["metadata"] as? [String: Any])?["name"] as? String == name }
+        }
+        func dig(_ value: Any?, _ path: String...) -> Any? {
+            var current = value
+            for part in path {
+                if let index = Int(part) { current = (current as? [Any]).flatMap { index < $0.count ? $0[index] : nil } }
+                else { current = (current as? [String: Any])?[part] }
+            }
+            return current
+        }
+        // stateless: a Deployment, no volume claim, no StatefulSet
+        let deployment = try #require(find("Deployment", "logbook-http"), "no Deployment logbook-http")
+        #expect(find("StatefulSet", "logbook-http") == nil)
+        #expect((dig(deployment, "spec", "replicas") as? Int ?? 0) >= 1)
+        #expect(dig(deployment, "metadata", "namespace") as? String == "logbook")
+        let container = try #require(dig(deployment, "spec", "template", "spec", "containers", "0") as? [String: Any])
+        #expect(container["command"] as? [String] == ["logbook-http"])
+        #expect(container["image"] as? String == "registry.example.org/logbook:1.0")
+        let env = (container["env"] as? [[String: Any]] ?? []).reduce(into: [String: String]()) { $0[$1["name"] as? String ?? ""] = $1["value"] as? String }
+        #expect(env["LOGBOOK_HTTP_LISTEN"] == "0.0.0.0:8080")
+        #expect(dig(container, "ports", "0", "containerPort") as? Int == 8080)
+        #expect(dig(container, "envFrom", "0", "secretRef", "name") as? String == "logbook-keys", "the edge is a CURVE client of the stack")
+        for (probe, path) in [("startupProbe", "/healthz"), ("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
+            #expect(dig(container, probe, "httpGet", "path") as? String == path, "\(probe)")
+            #expect(dig(container, probe, "httpGet", "port") as? String == "http", "\(probe)")
+        }
+        #expect(dig(container, "securityContext", "readOnlyRootFilesystem") as? Bool == true)
+        #expect(dig(container, "resources", "limits", "memory") != nil)
+        #expect(dig(deployment, "spec", "template", "spec", "securityContext", "runAsNonRoot") as? Bool == true)
+        #expect(dig(deployment, "spec", "template", "spec", "volumes").map { ($0 as? [[String: Any]] ?? []).allSatisfy { $0["persistentVolumeClaim"] == nil } } == true)
+        // its Service reaches the pods' named port
+        let service = try #require(find("Service", "logbook-http"))
+        #expect(dig(service, "spec", "selector", "app.kubernetes.io/name") as? String == "logbook-http")
+        #expect(dig(service, "spec", "ports", "0", "targetPort") as? String == "http")
+        // its NetworkPolicy: clients in on 8080; out only to the stack's request sockets and DNS
+        let policy = try #require(find("NetworkPolicy", "logbook-http"))
+        #expect(dig(policy, "spec", "podSelector", "matchLabels", "app.kubernetes.io/name") as? String == "logbook-http")
+        #expect(Set(dig(policy, "spec", "policyTypes") as? [String] ?? []) == ["Ingress", "Egress"])
+        #expect(dig(policy, "spec", "ingress", "0", "ports", "0", "port") as? Int == 8080)
+        #expect(dig(policy, "spec", "egress", "0", "to", "0", "podSelector", "matchLabels", "app.kubernetes.io/part-of") as? String == "logbook")
+        #expect(dig(policy, "spec", "egress", "0", "ports", "0", "port") as? Int == 7100)
+        let dns = (dig(policy, "spec", "egress", "1", "ports") as? [[String: Any]] ?? []).compactMap { $0["port"] as? Int }
+        #expect(dns == [53, 53])
+        // the image carries the edge
+        let containerfile = try String(contentsOfFile: Self.directory + "/Containerfile", encoding: .utf8)
+        #expect(containerfile.contains("analytics store logbook-http; do"))
+    }
+
     @Test("the ConfigMap's logbook.conf and a Secret from make-secret.sh are accepted by the real configuration loader")
     func configurationLoads() async throws {
         let python = try await Self.python()

@@ -24,7 +24,7 @@ struct SystemdTests {
             Tool.find("systemd-analyze"), "systemd-analyze is not installed (deploy/test.sh installs the systemd package)")
         let units = try FileManager.default.contentsOfDirectory(atPath: Self.unitDirectory)
             .filter { $0.hasSuffix(".service") || $0.hasSuffix(".target") }.sorted()
-        #expect(Set(units) == Set(Self.services.map { "logbook-\($0).service" } + ["logbook.target"]))
+        #expect(Set(units) == Set(Self.services.map { "logbook-\($0).service" } + ["logbook-http.service", "logbook.target"]))
 
         let bin = try TestStack.findBinaries()
         let root = "/tmp/lbsdroot-" + UUID().uuidString.prefix(8).lowercased()
@@ -44,6 +44,11 @@ struct SystemdTests {
             let link = try? fm.destinationOfSymbolicLink(atPath: root + "/etc/systemd/system/logbook.target.wants/logbook-\(service).service")
             #expect(link == "/etc/systemd/system/logbook-\(service).service", "\(service) not enabled")
         }
+        // the HTTP edge: installed by default beside the five, enabled in the target
+        #expect(fm.isExecutableFile(atPath: root + "/opt/logbook/bin/logbook-http"), "logbook-http not installed")
+        #expect(
+            (try? fm.destinationOfSymbolicLink(atPath: root + "/etc/systemd/system/logbook.target.wants/logbook-http.service"))
+                == "/etc/systemd/system/logbook-http.service", "logbook-http not enabled")
         #expect(
             (try? fm.destinationOfSymbolicLink(atPath: root + "/etc/systemd/system/multi-user.target.wants/logbook.target"))
                 == "/etc/systemd/system/logbook.target")
@@ -63,6 +68,10 @@ struct SystemdTests {
         let missing = try await Tool.run(analyze, ["verify", "--root=" + root, root + "/etc/systemd/system/logbook-records.service"])
         #expect(missing.status != 0, "verify passed without the records binary: \(missing.stderr)")
         #expect(missing.stderr.contains("/opt/logbook/bin/records"), "\(missing.stderr)")
+        // and for the edge's unit, whose readiness check is the edge's own binary
+        try fm.removeItem(atPath: root + "/opt/logbook/bin/logbook-http")
+        let noEdge = try await Tool.run(analyze, ["verify", "--root=" + root, root + "/etc/systemd/system/logbook-http.service"])
+        #expect(noEdge.status != 0 && noEdge.stderr.contains("/opt/logbook/bin/logbook-http"), "\(noEdge.stderr)")
     }
 
     @Test("each unit runs its own service, reads /etc/logbook/logbook.conf and probes it with logbook probe")
@@ -79,6 +88,23 @@ struct SystemdTests {
             ] {
                 #expect(lines.contains(hardening), "logbook-\(service).service lacks \(hardening)")
             }
+        }
+    }
+
+    @Test("the HTTP edge's unit runs logbook-http with the services' hardening and checks its /healthz")
+    func edgeUnit() throws {
+        let text = try String(contentsOfFile: "\(Self.unitDirectory)/logbook-http.service", encoding: .utf8)
+        let lines = Set(text.split(separator: "\n").map(String.init))
+        #expect(lines.contains("ExecStart=/opt/logbook/bin/logbook-http"))
+        #expect(lines.contains("ExecStartPost=/opt/logbook/bin/logbook-http --probe --path /healthz --timeout 1 --wait 30"))
+        #expect(lines.contains("Environment=LOGBOOK_CONFIG=/etc/logbook/logbook.conf"))
+        // the same hardening, line for line, as a service's unit
+        let service = try String(contentsOfFile: "\(Self.unitDirectory)/logbook-records.service", encoding: .utf8)
+        let hardening = service.components(separatedBy: "# Hardening")[1].components(separatedBy: "[Install]")[0]
+            .split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && $0.contains("=") }
+        #expect(hardening.count >= 20, "\(hardening)")
+        for line in hardening + ["User=logbook", "Restart=on-failure", "WantedBy=logbook.target", "PartOf=logbook.target", "StateDirectory=logbook"] {
+            #expect(lines.contains(line), "logbook-http.service lacks \(line)")
         }
     }
 

@@ -74,4 +74,46 @@ struct ContractTests {
         #expect(throws: (any Error).self) { try EdgeSettings(configuration: .scratch("/tmp/lbh", extra: ["LOGBOOK_HTTP_LISTEN": "8080"])) }
         #expect(throws: (any Error).self) { try EdgeSettings(configuration: .scratch("/tmp/lbh", extra: ["LOGBOOK_HTTP_MAX_BODY": "-1"])) }
     }
+
+    @Test("405: every route's path answers its own methods; another method there is not allowed; an unknown path is 404")
+    func allowedMethods() {
+        for route in Routes.all {
+            let concrete = route.path.replacingOccurrences(of: #"\{[^}]+\}"#, with: "0190abc", options: .regularExpression)
+            let allowed = AllowedMethods.methods(for: concrete) ?? []
+            #expect(allowed.contains(route.method.rawValue), "\(route.method.rawValue) \(route.path): \(allowed)")
+        }
+        #expect(AllowedMethods.methods(for: "/v1/cars") == ["GET", "POST"])
+        #expect(AllowedMethods.methods(for: "/v1/cars/x/fillups") == ["GET", "POST"])
+        #expect(AllowedMethods.methods(for: "/v1/catches/bests") == ["GET"])
+        #expect(AllowedMethods.methods(for: "/v1/catches/x") == ["GET", "PATCH", "DELETE"])
+        #expect(AllowedMethods.methods(for: "/v1/catches/x/photo") == ["GET", "PUT", "DELETE"])
+        #expect(AllowedMethods.methods(for: "/metrics") == ["GET"])
+        #expect(AllowedMethods.methods(for: "/v1/nothing") == nil)
+        #expect(AllowedMethods.methods(for: "/v1/cars/x/y/z") == nil)
+    }
+
+    @Test("TLS settings come in pairs; the URL says https with them")
+    func tlsSettings() throws {
+        let both = try EdgeSettings(configuration: .scratch("/tmp/lbh", extra: ["LOGBOOK_HTTP_TLS_CERT": "/x/cert.pem", "LOGBOOK_HTTP_TLS_KEY": "/x/key.pem"]))
+        #expect(both.tlsCertificate == "/x/cert.pem" && both.tlsKey == "/x/key.pem" && both.localURL == "https://127.0.0.1:8080")
+        #expect(try EdgeSettings(configuration: .scratch("/tmp/lbh")).localURL == "http://127.0.0.1:8080")
+        #expect(throws: (any Error).self) { try EdgeSettings(configuration: .scratch("/tmp/lbh", extra: ["LOGBOOK_HTTP_TLS_KEY": "/x/key.pem"])) }
+        #expect(throws: (any Error).self) { try both.tls() }  // the files do not exist
+    }
+
+    @Test("the rate limiter: a burst, then the wait until the next request; tokens known only once proven")
+    func limiter() {
+        let limiter = RateLimiter(perSecond: 1, burst: 3)
+        #expect((0..<3).allSatisfy { _ in limiter.take("a") == nil })
+        let wait = limiter.take("a")
+        #expect(wait != nil && wait! > 0 && wait! <= 1000)
+        #expect(limiter.take("b") == nil, "another key, another bucket")
+        let known = KnownTokens(capacity: 2)
+        known.insert("t1")
+        #expect(known.contains("t1") && !known.contains("t2"))
+        known.remove("t1")
+        #expect(!known.contains("t1"))
+        known.insert("t1"); known.insert("t2"); known.insert("t3")
+        #expect(known.contains("t3") && !(known.contains("t1") && known.contains("t2")), "bounded")
+    }
 }

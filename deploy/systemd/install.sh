@@ -5,7 +5,8 @@
 # .build/release) to /opt/logbook/bin, the units to /etc/systemd/system, creates the
 # `logbook` user (systemd-sysusers), puts deploy/logbook.conf at /etc/logbook/logbook.conf
 # unless one exists (mode 0640, group logbook: it may hold the CURVE secret key), and
-# enables logbook.target with the named services (default: all five). Start with
+# enables logbook.target with the named services (default: all five and `http`, the HTTP
+# edge logbook-http, whose unit is logbook-http.service). Start with
 #   systemctl start logbook.target
 # --root DIR installs into an image or scratch tree instead of this system (nothing is
 # reloaded or started; the test suite verifies the units installed that way).
@@ -23,7 +24,9 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 services=("$@")
-[[ ${#services[@]} -eq 0 ]] && services=(auth records weather-fetcher analytics store)
+[[ ${#services[@]} -eq 0 ]] && services=(auth records weather-fetcher analytics store http)
+# the executable of each: the service's name, but logbook-http for the edge
+executable() { if [[ $1 == http ]]; then echo logbook-http; else echo "$1"; fi; }
 [[ $(id -u) -eq 0 || -n "$root" ]] || { echo "install.sh: run as root (or install into --root DIR)" >&2; exit 1; }
 for service in "${services[@]}"; do
     [[ -f "$here/logbook-$service.service" ]] || { echo "install.sh: no service named $service" >&2; exit 2; }
@@ -32,7 +35,7 @@ done
 install -d -m 0755 "$root/opt/logbook/bin" "$root/opt/logbook/share/doc" "$root/etc/systemd/system"
 install -m 0755 "$bin/logbook" "$root/opt/logbook/bin/logbook"
 for service in "${services[@]}"; do
-    install -m 0755 "$bin/$service" "$root/opt/logbook/bin/$service"
+    install -m 0755 "$bin/$(executable "$service")" "$root/opt/logbook/bin/$(executable "$service")"
     install -m 0644 "$here/logbook-$service.service" "$root/etc/systemd/system/"
 done
 install -m 0644 "$here/logbook.target" "$root/etc/systemd/system/"

@@ -64,9 +64,17 @@ enum Probe {
         let clock = ContinuousClock()
         let start = clock.now
         do {
-            guard let url = URL(string: base + "/healthz") else { throw HTTPError.transport(url: base, reason: "not a URL") }
-            let response = try await HTTPClient(timeout: timeout).get(url)
-            guard response.status == 200 else { throw HTTPError.transport(url: url.absoluteString, reason: "answered \(response.status)") }
+            if base.hasPrefix("https:") {
+                // TLS in the edge: URLSession would check its certificate against the
+                // system's store, which a self-signed certificate, or one for a public name,
+                // fails for 127.0.0.1. The edge's own probe speaks TLS to it without asking
+                // who it is (Services/HTTPGateway/HTTPGateway/Probe.swift).
+                try await edgeProbe(Executables(configuration: context.configuration).path(edge), timeout: timeout)
+            } else {
+                guard let url = URL(string: base + "/healthz") else { throw HTTPError.transport(url: base, reason: "not a URL") }
+                let response = try await HTTPClient(timeout: timeout).get(url)
+                guard response.status == 200 else { throw HTTPError.transport(url: url.absoluteString, reason: "answered \(response.status)") }
+            }
             let elapsed = clock.now - start
             let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
             status.rttMs = (ms * 10).rounded() / 10
@@ -75,6 +83,32 @@ enum Probe {
             status.error = "\(error)"
         }
         return status
+    }
+
+    /// `logbook-http --probe --path /healthz`: returns when it exits 0, throws its message otherwise.
+    static func edgeProbe(_ executable: String, timeout: Duration) async throws {
+        let seconds = max(0.1, Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["--probe", "--path", "/healthz", "--timeout", String(seconds)]
+        let output = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout + .seconds(2)
+        while process.isRunning {
+            if clock.now >= deadline {
+                process.terminate()
+                throw HTTPError.timedOut(url: executable + " --probe")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        guard process.terminationStatus == 0 else {
+            let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw HTTPError.transport(url: executable + " --probe", reason: said.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
     }
 
     /// - Parameter configured: its endpoint is set explicitly (it may run on another host),

@@ -9,6 +9,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
 import Runtime
@@ -29,12 +30,18 @@ public final class Edge: Sendable {
     public let calls: ServiceCalls
     public let metrics: EdgeMetrics
     let limiter: RateLimiter
+    /// Tokens seen to be real: only these get a rate-limit bucket of their own.
+    let known = KnownTokens()
     let logger: Logger
     /// The OpenAPI document, served at /openapi.json.
     public let document: Data
 
-    public init(configuration: StackConfiguration, settings: EdgeSettings, logger: Logger) {
+    /// The certificate and key when the edge speaks HTTPS itself (TLS.swift).
+    public let tls: EdgeTLS?
+
+    public init(configuration: StackConfiguration, settings: EdgeSettings, tls: EdgeTLS? = nil, logger: Logger) {
         self.settings = settings
+        self.tls = tls
         calls = ServiceCalls(configuration: configuration)
         metrics = EdgeMetrics()
         limiter = RateLimiter(perSecond: settings.ratePerSecond, burst: settings.rateBurst)
@@ -76,13 +83,17 @@ public final class Edge: Sendable {
     /// The application: the router on HTTP/1.1 at the configured address, every request
     /// head due within the request timeout (SlowClients.swift). `onListening` gets the URL
     /// it answers at (with the port the system chose when the setting said 0).
-    public func application(onListening: @escaping @Sendable (String) async -> Void = { _ in }) -> some ApplicationProtocol {
+    public func application(onListening: @escaping @Sendable (String) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let settings = settings
         let timeout = TimeAmount.nanoseconds(
             settings.requestTimeout.components.seconds * 1_000_000_000 + settings.requestTimeout.components.attoseconds / 1_000_000_000)
+        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [RequestHeadDeadline(timeout: timeout)]))
+        // With TLS the head deadline runs from the connection's start too: a handshake that
+        // never finishes holds the connection no longer than a head that never comes.
+        let server = try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0.configuration) } ?? http1
         return Application(
             router: router(),
-            server: .http1(configuration: .init(additionalChannelHandlers: [RequestHeadDeadline(timeout: timeout)])),
+            server: server,
             configuration: .init(
                 address: .hostname(settings.host, port: settings.port), serverName: "logbook-http",
                 availableConnectionsDelegate: MaximumAvailableConnections(settings.maxConnections)),
@@ -98,7 +109,9 @@ public final class Edge: Sendable {
 
     func handle(_ route: Route, _ request: Request, _ context: EdgeContext) async throws -> Response {
         let token = Self.bearer(request.headers[.authorization])
-        let key = token.map { "token:" + $0 } ?? "address:" + (context.remoteAddress?.ipAddress ?? "?")
+        // A token of its own bucket only once known to be real (RateLimiter.swift): forged
+        // ones share their client address's bucket with requests that carry none.
+        let key = token.flatMap { known.contains($0) ? "token:" + $0 : nil } ?? "address:" + (context.remoteAddress?.ipAddress ?? "?")
         if let wait = limiter.take(key) {
             var problem = Problem.edge(429, "rate_limited", "Too many requests", "more than \(settings.ratePerSecond) requests a second; slow down")
             problem.retryAfterMs = wait
@@ -149,6 +162,7 @@ public final class Edge: Sendable {
         } catch let error as ServiceError {
             throw Problem(error)
         }
+        learn(route, token: token, outcome: outcome)
         if let error = outcome.error { throw Problem(error) }
         var headers: HTTPFields = [:]
         if let freshness = outcome.freshness {
@@ -174,6 +188,23 @@ public final class Edge: Sendable {
             return try Self.json(route.status, outcome.result, headers: headers)
         case .photo:
             return try photo(outcome.result, request: request, headers: headers)
+        }
+    }
+
+    /// What an answer says about the caller's token: a user route answered successfully
+    /// proves it (the service resolved it first); `unauthenticated` or a logout ends it; a
+    /// login through the edge answers a new one. Nothing else counts: an anonymous route
+    /// ignores the token, and an error may come before the token was looked at.
+    func learn(_ route: Route, token: String?, outcome: ServiceCalls.Outcome) {
+        if let token, route.access == .user {
+            if outcome.error?.code == .unauthenticated || (route.wireMethod == "auth.logout" && outcome.error == nil) {
+                known.remove(token)
+            } else if outcome.error == nil {
+                known.insert(token)
+            }
+        }
+        if route.wireMethod == "auth.login", outcome.error == nil, let issued = (outcome.result as? [String: Any])?["token"] as? String {
+            known.insert(issued)
         }
     }
 
@@ -301,6 +332,7 @@ public final class Edge: Sendable {
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         if let seconds = problem.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
         if problem.status == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        if let allow = problem.allow { headers[.allow] = allow.joined(separator: ", ") }
         if problem.status == 408 || problem.status == 413 { headers[.connection] = "close" }
         return Response(status: .init(code: problem.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: problem.json)))
     }
@@ -340,6 +372,18 @@ struct EdgeMiddleware: RouterMiddleware {
         } catch let error as any HTTPResponseError where !(error is Hummingbird.HTTPError) {
             let status = Int(error.status.code)
             response = Edge.problem(.edge(status, "http_\(status)", error.status.reasonPhrase, error.status.reasonPhrase))
+        } catch let error as Hummingbird.HTTPError
+            where error.status == .notFound
+                && AllowedMethods.methods(for: request.uri.path).map({ !$0.contains(request.method.rawValue) }) == true
+        {
+            // (The router's not-found answer: only it throws HTTPError; handlers throw Problem.)
+            // The path is one of ours, the method is not (AllowedMethods.swift).
+            let allowed = AllowedMethods.methods(for: request.uri.path) ?? []
+            var problem = Problem.edge(
+                405, "method_not_allowed", "Method not allowed",
+                "\(request.method.rawValue) is not answered at \(request.uri.path); it answers \(allowed.joined(separator: ", "))")
+            problem.allow = allowed
+            response = Edge.problem(problem)
         } catch let error as Hummingbird.HTTPError {
             let status = Int(error.status.code)
             let detail = status == 404 ? "no route \(request.method.rawValue) \(request.uri.path)" : error.body ?? error.status.reasonPhrase
@@ -349,7 +393,8 @@ struct EdgeMiddleware: RouterMiddleware {
             response = Edge.problem(.edge(500, "internal", "Internal error", "internal error"))
         }
         edge.metrics.record(
-            route: context.endpointPath ?? "(unmatched)", method: request.method.rawValue, status: Int(response.status.code),
+            // (Hummingbird names the not-found responder's requests "NotFound".)
+            route: context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "(unmatched)", method: request.method.rawValue, status: Int(response.status.code),
             duration: clock.now - start)
         return response
     }

@@ -15,6 +15,8 @@ public struct Problem: Error, Sendable {
     public var field: String?
     public var retryAfterMs: Int?
     public var details: JSONValue?
+    /// For a 405: the methods the path answers (the Allow header).
+    public var allow: [String]?
 
     public init(status: Int, code: String, title: String, detail: String, field: String? = nil, retryAfterMs: Int? = nil) {
         self.status = status

@@ -1,5 +1,11 @@
-// A token bucket per caller (bearer token, or client address without one): `perSecond`
-// requests a second on average, `burst` at once. In memory, per edge process.
+// A token bucket per caller: `perSecond` requests a second on average, `burst` at once. In
+// memory, per edge process.
+//
+// Who the caller is: a bearer token counts as a caller of its own only once the edge knows
+// it is real (KnownTokens: a login through this edge answered it, or a service accepted
+// it). Every other request, with no token or with a token the edge has not seen accepted,
+// is charged to its client address: forged tokens all share one bucket, so spraying them
+// gets an address no more requests than a single anonymous client.
 import Synchronization
 
 final class RateLimiter: Sendable {
@@ -44,4 +50,26 @@ final class RateLimiter: Sendable {
             return bucket.tokens + elapsed * perSecond < burst
         }
     }
+}
+
+/// Bearer tokens the edge has seen to be real: answered by a login through it, or accepted
+/// by a service (any answer but `unauthenticated`). A token a service refuses is
+/// forgotten. Bounded: past `capacity` tokens the set starts over, and a real token earns
+/// its place again on its next accepted request.
+final class KnownTokens: Sendable {
+    let capacity: Int
+    private let tokens = Mutex<Set<String>>([])
+
+    init(capacity: Int = 100_000) { self.capacity = capacity }
+
+    func contains(_ token: String) -> Bool { tokens.withLock { $0.contains(token) } }
+
+    func insert(_ token: String) {
+        tokens.withLock { tokens in
+            if tokens.count >= capacity { tokens.removeAll(keepingCapacity: true) }
+            tokens.insert(token)
+        }
+    }
+
+    func remove(_ token: String) { _ = tokens.withLock { $0.remove(token) } }
 }

@@ -26,6 +26,10 @@ public struct EdgeSettings: Sendable, Equatable {
     /// LOGBOOK_HTTP_MAX_CONNECTIONS: open connections served at once (more wait in the
     /// listen backlog).
     public var maxConnections = 2048
+    /// LOGBOOK_HTTP_TLS_CERT and LOGBOOK_HTTP_TLS_KEY: a PEM certificate chain and its
+    /// private key; both set, the edge speaks HTTPS only (TLS.swift). Neither: plain HTTP.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
 
     public init() {}
 
@@ -57,11 +61,27 @@ public struct EdgeSettings: Sendable, Equatable {
         ratePerSecond = try number("LOGBOOK_HTTP_RATE_LIMIT", 0...1_000_000) ?? ratePerSecond
         rateBurst = try number("LOGBOOK_HTTP_RATE_BURST", 1...1_000_000) ?? max(rateBurst, ratePerSecond)
         maxConnections = Int(try number("LOGBOOK_HTTP_MAX_CONNECTIONS", 1...1_000_000) ?? Double(maxConnections))
+        func path(_ key: String) -> String? {
+            guard let text = values[key]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+            return text.hasPrefix("~/") ? NSHomeDirectory() + text.dropFirst(1) : text
+        }
+        tlsCertificate = path("LOGBOOK_HTTP_TLS_CERT")
+        tlsKey = path("LOGBOOK_HTTP_TLS_KEY")
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ConfigurationError(
+                "LOGBOOK_HTTP_TLS_CERT and LOGBOOK_HTTP_TLS_KEY go together: set both for HTTPS, or neither for plain HTTP behind a proxy (\(tlsCertificate == nil ? "LOGBOOK_HTTP_TLS_KEY" : "LOGBOOK_HTTP_TLS_CERT") is set alone)")
+        }
+    }
+
+    /// The certificate and key, read and checked (TLS.swift); nil without TLS settings.
+    public func tls() throws -> EdgeTLS? {
+        guard let tlsCertificate, let tlsKey else { return nil }
+        return try EdgeTLS.load(certificate: tlsCertificate, key: tlsKey)
     }
 
     /// The base URL clients on this machine use (health checks, `logbook status`).
     public var localURL: String {
         let shown = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host
-        return "http://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)"
+        return "\(tlsCertificate == nil ? "http" : "https")://\(shown.contains(":") ? "[\(shown)]" : shown):\(port)"
     }
 }
