@@ -354,7 +354,9 @@ extension RecordsService {
     static func userRowCount(_ db: Database, userId: String) throws -> Int {
         var total = 0
         for table in moveTables where ownerColumn(table) == "userId" {
-            total += try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table) WHERE userId = ?", arguments: [userId]) ?? 0
+            // `table` is one of `moveTables` (identifiers cannot be bound); the value is bound.
+            total += try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier) WHERE userId = ?", arguments: [userId]) ?? 0
         }
         return total
     }
@@ -407,9 +409,10 @@ extension RecordsService {
             }
             return ShardExportResult(table: table, rows: try rows.map(json), files: files, next: rows.isEmpty ? nil : after + 1)
         }
+        // `table` is one of `moveTables` (checked above); identifiers cannot be bound, values are.
         let rows = try await database.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT rowid AS moveRowid, * FROM \(table) WHERE userId = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                db, sql: "SELECT rowid AS moveRowid, * FROM \(table.quotedDatabaseIdentifier) WHERE userId = ? AND rowid > ? ORDER BY rowid LIMIT ?",
                 arguments: [userId, after, limit])
         }
         let last: Int64? = rows.last.map { $0["moveRowid"] }
@@ -472,11 +475,11 @@ extension RecordsService {
                 default: throw ServiceError.invalid("rows", "\(name): not a column value")
                 }
             }
-            let columns = names.map { "\"\($0)\"" }.joined(separator: ", ")
+            let columns = names.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
             let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
             // Table and column names were checked against the schema above; values are bound.
             try db.execute(
-                sql: "INSERT INTO \(table) (\(columns)) VALUES (\(marks)) ON CONFLICT DO NOTHING", arguments: arguments)
+                sql: "INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns)) VALUES (\(marks)) ON CONFLICT DO NOTHING", arguments: arguments)
             count += db.changesCount
         }
         return count
