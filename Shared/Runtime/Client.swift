@@ -359,3 +359,24 @@ private final class TimerSource: @unchecked Sendable {
 
     func cancel() { source.cancel() }
 }
+
+/// One `ServiceClient` per service (or records instance), made on first use and reused: what
+/// the CLI keeps for one command and the HTTP edge for its whole life.
+public final class ServiceClients: Sendable {
+    public let configuration: StackConfiguration
+    private let clients = Mutex<[String: ServiceClient]>([:])
+
+    public init(configuration: StackConfiguration) {
+        self.configuration = configuration
+    }
+
+    public func client(_ service: String) throws -> ServiceClient {
+        try clients.withLock { clients in
+            if let client = clients[service] { return client }
+            let client = try ServiceClient(
+                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(configuration: configuration))
+            clients[service] = client
+            return client
+        }
+    }
+}

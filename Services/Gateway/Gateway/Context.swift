@@ -17,7 +17,7 @@ public final class Context: Sendable {
     public let timeout: Duration
     /// The process environment, with `--home` applied.
     public let environment: [String: String]
-    private let clients = Mutex<[String: ServiceClient]>([:])
+    private let clients: ServiceClients
     /// Where `local.sqlite` lives (`LocalStore.directory`).
     public let localDirectory: String
     private let state = Mutex(LocalState())
@@ -57,6 +57,7 @@ public final class Context: Sendable {
         } catch let error as ConfigurationError {
             throw ServiceError(.failedPrecondition, "configuration: \(error.description)")
         }
+        clients = ServiceClients(configuration: configuration)
         self.environment = environment
         sessions = SessionStore(environment: environment)
         localDirectory = LocalStore.directory(environment: environment)
@@ -65,15 +66,7 @@ public final class Context: Sendable {
     }
 
     /// The client for a service, created on first use and reused by the command.
-    public func client(_ service: String) throws -> ServiceClient {
-        try clients.withLock { clients in
-            if let client = clients[service] { return client }
-            let client = try ServiceClient(
-                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(configuration: configuration))
-            clients[service] = client
-            return client
-        }
-    }
+    public func client(_ service: String) throws -> ServiceClient { try clients.client(service) }
 
     public func session() throws -> Session? { try sessions.load() }
 

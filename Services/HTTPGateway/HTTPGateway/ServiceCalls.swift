@@ -12,21 +12,14 @@ import Wire
 
 public final class ServiceCalls: Sendable {
     public let configuration: StackConfiguration
-    private let clients: Mutex<[String: ServiceClient]> = Mutex([:])
+    private let clients: ServiceClients
 
     public init(configuration: StackConfiguration) {
         self.configuration = configuration
+        clients = ServiceClients(configuration: configuration)
     }
 
-    public func client(_ service: String) throws -> ServiceClient {
-        try clients.withLock { clients in
-            if let client = clients[service] { return client }
-            let client = try ServiceClient(
-                service: service, endpoint: configuration.endpoint(service), settings: ClientSettings(configuration: configuration))
-            clients[service] = client
-            return client
-        }
-    }
+    public func client(_ service: String) throws -> ServiceClient { try clients.client(service) }
 
     /// A reply: the result as a Foundation JSON object, or the service's error.
     /// Records shards (Shared/Runtime/Shards.swift): the shard each token's user was last
