@@ -51,6 +51,10 @@ public struct HTTPClient: Sendable {
         configuration.timeoutIntervalForRequest = seconds
         configuration.timeoutIntervalForResource = seconds
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // No cache at all: with one, swift-corelibs-foundation looks a request up on a
+        // background queue before the task has a protocol, and a cancel landing in that
+        // window traps the process ("a task that is not in the registry").
+        configuration.urlCache = nil
         session = URLSession(configuration: configuration)
     }
 
