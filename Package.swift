@@ -109,15 +109,21 @@ let package = Package(
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
         // Outbound HTTP (FoundationNetworking, and through it libcurl, TLS and Kerberos), only
-        // in the parts that call public APIs: weather-fetcher, store, and `logbook status`.
+        // in the parts that call public APIs: weather-fetcher and store (never the CLI).
         .target(name: "Outbound", dependencies: ["Runtime"], path: "Shared/Outbound", swiftSettings: swiftSettings),
         .target(name: "Imaging", dependencies: ["CVipsShim"], path: "Shared/Imaging", swiftSettings: swiftSettings),
 
         // MARK: The gateway CLI
+        // The local stack's supervisor and its files (pids, logs, lock), started and stopped
+        // by `logbook stack`; no argument parsing or printing.
+        .target(
+            name: "StackSupervisor", dependencies: ["Runtime", "Wire"], path: "Services/Gateway/StackSupervisor",
+            swiftSettings: swiftSettings),
         .target(
             name: "Gateway",
             dependencies: [
-                "Runtime", "Storage", "Wire", "Outbound", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "Storage", "Wire", "StackSupervisor",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -170,7 +176,7 @@ let package = Package(
             name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport", "Outbound"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "GatewayTests", dependencies: ["Gateway"], path: "Tests/GatewayTests",
+            name: "GatewayTests", dependencies: ["Gateway", "TestSupport"], path: "Tests/GatewayTests",
             swiftSettings: swiftSettings),
         // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(

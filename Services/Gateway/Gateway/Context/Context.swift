@@ -1,42 +1,38 @@
-// What a command runs with: the stack configuration, one client per service (made on first
-// use), the saved session, the local store, and `send`, the one place the CLI calls a
-// service. A new command group only builds a body, calls `send` (or `perform`) and renders
-// the result. `send` is also where offline use happens (Offline.swift): a records write that
-// cannot reach the stack, or made before any login, goes to the local queue with its
-// idempotency key; a read that cannot reach it answers the last saved copy, marked stale;
-// and the first call that does reach the stack replays what was queued.
+// What a command runs with, composed of one part per concern: its settings
+// (CommandSettings.swift), the saved session (Session.swift), the services' clients and
+// routing (ServiceRouter.swift), this machine's local data (LocalData.swift), stale-answer
+// notes (StaleNotes.swift) and reachability (Reachability.swift). `send` is the one place
+// the CLI calls a service; a new command group only builds a body, calls `send` (or
+// `perform`) and renders the result. `send` is also where offline use happens
+// (Offline.swift): a records write that cannot reach the stack, or made before any login,
+// goes to the local queue with its idempotency key; a read that cannot reach it answers the
+// last saved copy, marked stale; and the first call that does reach the stack replays what
+// was queued.
 import Foundation
 import Runtime
-import Synchronization
 import Wire
 
 public final class Context: Sendable {
-    public let configuration: StackConfiguration
+    public let settings: CommandSettings
     public let sessions: SessionStore
-    public let json: Bool
-    public let timeout: Duration
-    /// The process environment, with `--home` applied.
-    public let environment: [String: String]
-    private let clients: ServiceClients
-    /// Where `local.sqlite` lives (`LocalStore.directory`).
-    public let localDirectory: String
-    private let state = Mutex(LocalState())
+    public let local: LocalData
+    let reachability: Reachability
+    let router: ServiceRouter
+    let stale = StaleNotes()
 
-    private struct LocalState {
-        var store: LocalStore?
-        var usesLocalData = true
-        var replayed = false
-        var staleNoted = false
-        /// Services this command already found unreachable (the replay before its first
-        /// call): later calls fail at once instead of waiting out the timeout again.
-        var unreachable: [String: ServiceError] = [:]
-    }
+    public var configuration: StackConfiguration { settings.configuration }
+    public var json: Bool { settings.json }
+    public var timeout: Duration { settings.timeout }
+    /// The process environment, with `--home` applied.
+    public var environment: [String: String] { settings.environment }
+    /// Where `local.sqlite` lives (`LocalStore.directory`).
+    public var localDirectory: String { local.directory }
 
     /// Whether `send` uses the local queue and cache and replays the queue first. On by
     /// default; the dashboard, which keeps its own deadlines, turns it off.
     public var usesLocalData: Bool {
-        get { state.withLock { $0.usesLocalData } }
-        set { state.withLock { $0.usesLocalData = newValue } }
+        get { local.enabled }
+        set { local.enabled = newValue }
     }
 
     /// Who a request speaks for.
@@ -50,55 +46,32 @@ public final class Context: Sendable {
     }
 
     public init(options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        var environment = environment
-        if let home = options.home { environment["LOGBOOK_HOME"] = home }
-        do {
-            configuration = try StackConfiguration.load(environment: environment)
-        } catch let error as ConfigurationError {
-            throw ServiceError(.failedPrecondition, "configuration: \(error.description)")
-        }
-        clients = ServiceClients(configuration: configuration)
-        self.environment = environment
-        sessions = SessionStore(environment: environment)
-        localDirectory = LocalStore.directory(environment: environment)
-        json = options.json
-        timeout = options.duration
+        settings = try CommandSettings(options: options, environment: environment)
+        sessions = SessionStore(environment: settings.environment)
+        local = LocalData(environment: settings.environment)
+        reachability = Reachability(configuration: settings.configuration)
+        router = ServiceRouter(
+            configuration: settings.configuration, sessions: sessions, reachability: reachability,
+            timeout: settings.timeout)
     }
 
     /// The client for a service, created on first use and reused by the command.
-    public func client(_ service: String) throws -> ServiceClient { try clients.client(service) }
+    public func client(_ service: String) throws -> ServiceClient { try router.client(service) }
 
     public func session() throws -> Session? { try sessions.load() }
 
     public func requireSession() throws -> Session {
-        guard let session = try sessions.load() else {
-            let waiting = (try? localStore(create: false)?.counts(owner: LocalStore.anonymous).total) ?? 0
-            if waiting > 0 {
-                throw ServiceError(
-                    .unauthenticated,
-                    "not logged in; \(waiting) local record\(waiting == 1 ? "" : "s") waiting: `logbook register` to keep them "
-                        + "(or `logbook login`, then `logbook sync --claim-local`)")
-            }
-            throw ServiceError(.unauthenticated, "not logged in; run `logbook login` (or `logbook register`)")
-        }
-        return session
+        try sessions.require { local.waiting(owner: LocalStore.anonymous).total }
     }
 
     /// Whose local data a command works on: the logged-in user's id, else "anonymous".
     public func owner() throws -> String { try session()?.userId ?? LocalStore.anonymous }
 
     /// The local store, opened once; with `create: false`, nil when there is none yet.
-    public func localStore(create: Bool = true) throws -> LocalStore? {
-        if let store = state.withLock({ $0.store }) { return store }
-        guard let store = try LocalStore.open(directory: localDirectory, create: create) else { return nil }
-        state.withLock { $0.store = store }
-        return store
-    }
+    public func localStore(create: Bool = true) throws -> LocalStore? { try local.store(create: create) }
 
     /// Writes waiting to sync for `owner` (0 when there is no local store).
-    public func waiting(owner: String) -> LocalStore.Counts {
-        (try? localStore(create: false)?.counts(owner: owner)) ?? LocalStore.Counts(pending: 0, failed: 0)
-    }
+    public func waiting(owner: String) -> LocalStore.Counts { local.waiting(owner: owner) }
 
     /// Calls `method` on `service` and returns its result, or throws its `ServiceError`.
     /// A write carries a fresh idempotency key, so the client's retries never double it.
@@ -116,21 +89,21 @@ public final class Context: Sendable {
         let queueable = write && Offline.isQueueable(service, method)
         guard let session = try session() else {
             if queueable {
-                throw try queue(
+                throw try local.queue(
                     owner: LocalStore.anonymous, service, method, body: body, key: idempotencyKey ?? ID.make(),
                     reason: "not logged in: kept on this machine")
             }
             _ = try requireSession()
             return .null
         }
-        await replayQueueOnce(session)
+        await Offline.replayOnce(self, session: session)
         let caller = Caller.token(session.token)
         if write {
             let key = idempotencyKey ?? ID.make()
             do {
                 let result = try await direct(
                     service, method, body: body, caller: caller, write: true, idempotencyKey: key, timeout: timeout)
-                rememberWrite(owner: session.userId, service: service, method: method, result: result)
+                local.rememberWrite(owner: session.userId, service: service, method: method, result: result)
                 return result
             } catch let error as ServiceError
                 where queueable && Self.isUnreachable(error.code) && error.details?["reason"]?.stringValue != "shard_move"
@@ -138,7 +111,7 @@ public final class Context: Sendable {
                 // (a write held while the user's records move between shards is refused, not
                 // queued: it says to try again in a few seconds)
                 let uncertain = error.code == .deadlineExceeded
-                throw try queue(
+                throw try local.queue(
                     owner: session.userId, service, method, body: body, key: key, uncertain: uncertain,
                     reason: uncertain
                         ? "\(service) took it but did not answer in time (\(error.message))"
@@ -147,13 +120,11 @@ public final class Context: Sendable {
         }
         do {
             let result = try await direct(service, method, body: body, caller: caller, timeout: timeout)
-            try? localStore()?.remember(owner: session.userId, service: service, method: method, body: body, result: result)
+            local.remember(owner: session.userId, service: service, method: method, body: body, result: result)
             return result
         } catch let error as ServiceError where Self.isUnreachable(error.code) {
-            if let cached = try? localStore(create: false)?.cached(
-                owner: session.userId, service: service, method: method, body: body)
-            {
-                noteStale(error, savedAt: cached.fetchedAt)
+            if let cached = local.cached(owner: session.userId, service: service, method: method, body: body) {
+                stale.note(unreachable: error, savedAt: cached.fetchedAt)
                 return cached.result
             }
             let waiting = self.waiting(owner: session.userId).total
@@ -175,99 +146,17 @@ public final class Context: Sendable {
             service, method, body: body, caller: caller, write: write, idempotencyKey: idempotencyKey,
             timeout: timeout)
         if let error = reply.error { throw error }
-        if let freshness = reply.freshness { noteFreshness(service, freshness) }
+        if let freshness = reply.freshness { stale.note(service, freshness) }
         return reply.result ?? .null
     }
 
-    /// A figure computed from a projection that is behind is shown, but marked (once).
-    private func noteFreshness(_ service: String, _ freshness: Freshness) {
-        let first = state.withLock { state in
-            defer { state.staleNoted = true }
-            return !state.staleNoted
-        }
-        guard first else { return }
-        let producers = freshness.producers.joined(separator: " and ")
-        var line = "stale: \(service) "
-        if let behind = freshness.behindEvents, behind > 0 {
-            line += "is \(behind) event\(behind == 1 ? "" : "s") behind \(producers)"
-        } else {
-            line += "has not heard from \(producers) lately"
-        }
-        if let asOf = freshness.asOf { line += "; figures as of \(TimeText.local(.string(WireTime.format(asOf))))" }
-        Output.errorLine(line)
-    }
-
-    /// Puts a write in the queue and returns what to throw. A create gets a local id later
-    /// writes may use and, unless it may already have been applied (`uncertain`: its body
-    /// must stay byte-for-byte what was sent, or the replay's idempotency key would clash),
-    /// its "now" fixed to the time it was made.
-    private func queue(
-        owner: String, _ service: String, _ method: String, body: JSONValue, key: String, uncertain: Bool = false,
-        reason: String
-    ) throws -> Offline.Queued {
-        guard let store = try localStore() else { throw ServiceError(.internal, "no local store") }
-        var body = body
-        if !uncertain, let field = Offline.timeFields[method], case .object(var object) = body, object[field] == nil {
-            object[field] = .string(WireTime.format(Date()))
-            body = .object(object)
-        }
-        let localId = Offline.isCreate(method) ? LocalStore.localPrefix + ID.make() : nil
-        let item = try store.enqueue(
-            owner: owner, service: service, method: method, body: body, idempotencyKey: key, localId: localId,
-            uncertain: uncertain)
-        return Offline.Queued(item: item, reason: reason, waiting: (try? store.counts(owner: owner).total) ?? 1)
-    }
-
-    /// A write's result is the freshest copy of that record: saved as the answer of its
-    /// `get`, so it can be named offline (a car added, then a fill-up while offline).
+    /// A write's result, saved as the answer of its `get` (LocalData.rememberWrite).
     func rememberWrite(owner: String, service: String, method: String, result: JSONValue) {
-        guard let id = result["id"]?.stringValue,
-            let dot = method.lastIndex(of: "."), [".add", ".update"].contains(String(method[dot...]))
-        else { return }
-        let get = method[..<dot] + ".get"
-        try? localStore()?.remember(owner: owner, service: service, method: String(get), body: ["id": .string(id)], result: result)
-    }
-
-    private func noteStale(_ error: ServiceError, savedAt: String) {
-        let first = state.withLock { state in
-            defer { state.staleNoted = true }
-            return !state.staleNoted
-        }
-        guard first else { return }
-        Output.errorLine(
-            "stale: the stack is unreachable (\(error.message)); showing the copy saved at \(TimeText.local(.string(savedAt)))")
-    }
-
-    /// Before the first call of a logged-in command: replay what is queued, once.
-    private func replayQueueOnce(_ session: Session) async {
-        let first = state.withLock { state in
-            defer { state.replayed = true }
-            return !state.replayed
-        }
-        guard first, let store = try? localStore(create: false),
-            let counts = try? store.counts(owner: session.userId), counts.pending > 0,
-            !isDown(recordsInstance(for: session))
-        else { return }
-        do {
-            let outcome = try await Offline.replay(
-                self, store: store, owner: session.userId, token: session.token, includeFailed: false
-            ) { item, result in
-                if case .failure = result { Output.errorLine(Offline.describe(item, result)) }
-            }
-            if let stopped = outcome.stopped, stopped.code == .unavailable {
-                let instance = recordsInstance(for: session)
-                state.withLock { $0.unreachable[instance] = stopped }
-            }
-            var line = "synced \(outcome.synced.count) queued write\(outcome.synced.count == 1 ? "" : "s")"
-            if let stopped = outcome.stopped { line += "; \(outcome.remaining) still queued (\(stopped.message))" }
-            if !outcome.synced.isEmpty || outcome.stopped != nil { Output.errorLine(line) }
-        } catch {
-            Output.errorLine("could not replay the queue: \(error)")
-        }
+        local.rememberWrite(owner: owner, service: service, method: method, result: result)
     }
 
     /// `Reachability.isDown` (asked afresh each time: `stack up` may have started it since).
-    func isDown(_ service: String) -> Bool { Reachability.isDown(service, configuration: configuration) }
+    func isDown(_ service: String) -> Bool { reachability.isDown(service) }
 
     /// The raw reply, successful or not (`logbook call`).
     public func reply(
@@ -280,35 +169,8 @@ public final class Context: Sendable {
             case .session: try requireSession().token
             case .token(let token): token
             }
-        // A user's records calls go to their shard (Shards.swift); `records-k` named
-        // outright, and `$srv.*`, go where they say.
-        let saved = try? sessions.load()
-        let ownSession = saved.map { $0.token == token } ?? false
-        let routed = service == "records" && !method.hasPrefix("$srv.") && method != "events.since"
-        let target = routed ? StackConfiguration.recordsInstance(ownSession ? saved?.shard ?? 1 : 1) : service
-        if let known = state.withLock({ $0.unreachable[target] }) { throw known }
-        if isDown(target) {
-            throw ServiceError(
-                .unavailable,
-                "\(target) is not reachable: the stack is not running (nothing listens at \(configuration.endpoint(target))); "
-                    + "start it with `logbook stack up`")
-        }
-        let options = CallOptions(
-            token: token, idempotencyKey: idempotencyKey ?? (write ? ID.make() : nil),
-            timeout: timeout ?? self.timeout)
-        let reply = try await client(target).reply(method, body: body, options: options)
-        // The user lives on another shard (moved, or a session from before): that shard is
-        // named in the refusal, which came before anything was done; ask it, and remember.
-        if routed, ownSession, let error = reply.error, let shard = ShardRedirect.target(error),
-            shard <= configuration.recordsShards, StackConfiguration.recordsInstance(shard) != target
-        {
-            if var session = saved {
-                session.shard = shard
-                try? sessions.save(session)
-            }
-            return try await client(StackConfiguration.recordsInstance(shard)).reply(method, body: body, options: options)
-        }
-        return reply
+        return try await router.reply(
+            service, method, body: body, token: token, write: write, idempotencyKey: idempotencyKey, timeout: timeout)
     }
 
     /// The records instance the saved session's user is on.
