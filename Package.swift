@@ -78,6 +78,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // TLS in the edge (HummingbirdTLS): swift-nio-ssl, which builds BoringSSL from source.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Outbound HTTP to the weather, tide and quote APIs.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // MARK: C libraries from Debian
@@ -111,9 +113,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
-        // Outbound HTTP (FoundationNetworking, and through it libcurl, TLS and Kerberos), only
-        // in the parts that call public APIs: weather-fetcher, store, and `logbook status`.
-        .target(name: "Outbound", dependencies: ["Runtime"], path: "Shared/Outbound", swiftSettings: swiftSettings),
+        // Outbound HTTP (AsyncHTTPClient on SwiftNIO), only in the parts that call public
+        // APIs: weather-fetcher, store, and `logbook status`.
+        .target(
+            name: "Outbound",
+            dependencies: [
+                "Runtime", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Shared/Outbound", swiftSettings: swiftSettings),
         .target(name: "Imaging", dependencies: ["CVipsShim"], path: "Shared/Imaging", swiftSettings: swiftSettings),
 
         // MARK: The gateway CLI
