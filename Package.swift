@@ -14,7 +14,7 @@ let swiftSettings: [SwiftSetting] = [
 /// types, storage, GRDB, logging and service lifecycle; `dependencies` adds its own.
 struct ServiceTargets {
     static let common: [Target.Dependency] = [
-        "Runtime", "Wire", "Storage", .product(name: "GRDB", package: "GRDB.swift"),
+        "Runtime", "Contracts", "Wire", "Storage", .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
     ]
@@ -98,6 +98,9 @@ let package = Package(
         // MARK: Shared libraries
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ", swiftSettings: swiftSettings),
         .target(name: "Wire", dependencies: ["CSodium"], path: "Shared/Wire", swiftSettings: swiftSettings),
+        // Every method's request and result, every event payload: one definition for the
+        // services, the CLI, analytics and any other client.
+        .target(name: "Contracts", dependencies: ["Wire"], path: "Shared/Contracts", swiftSettings: swiftSettings),
         .target(
             name: "Storage",
             dependencies: ["Wire", .product(name: "GRDB", package: "GRDB.swift")],
@@ -105,7 +108,7 @@ let package = Package(
         .target(
             name: "Runtime",
             dependencies: [
-                "ZMQ", "Wire", "Storage",
+                "ZMQ", "Wire", "Contracts", "Storage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -130,7 +133,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Runtime", "Storage", "Wire", "StackSupervisor",
+                "Runtime", "Contracts", "Storage", "Wire", "StackSupervisor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -184,13 +187,13 @@ let package = Package(
             name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport", "Outbound"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "GatewayTests", dependencies: ["Gateway", "TestSupport"], path: "Tests/GatewayTests",
+            name: "GatewayTests", dependencies: ["Gateway", "Contracts", "TestSupport"], path: "Tests/GatewayTests",
             swiftSettings: swiftSettings),
         // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Runtime", "Wire", "TestSupport", "Imaging", "logbook", "logbook-http", "HTTPGateway",
+                "Runtime", "Contracts", "Wire", "TestSupport", "Imaging", "logbook", "logbook-http", "HTTPGateway",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),
