@@ -40,7 +40,11 @@ struct DurabilityTests {
                 "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
                 strace, "-f", "-e", "trace=fsync,fdatasync", "-o", trace, "-p", "\(records)",
             ]
-            tracer.standardError = FileHandle.nullDevice
+            // strace says "Process N attached" on stderr once per thread it has attached to.
+            let attachLog = stack.home + "/strace.err"
+            FileManager.default.createFile(atPath: attachLog, contents: nil)
+            tracer.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: attachLog))
+            let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(records)/task").count) ?? 1
             try tracer.run()
             defer {
                 if tracer.isRunning {
@@ -48,8 +52,14 @@ struct DurabilityTests {
                     tracer.waitUntilExit()
                 }
             }
-            // strace says nothing until attached: wait for its first line-less second.
-            try await Task.sleep(for: .seconds(1))
+            // Count only once strace has attached to every thread records had (a fixed second
+            // was not enough on a loaded machine: the first write's fsync went unseen).
+            let attachDeadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < attachDeadline {
+                let said = (try? String(contentsOfFile: attachLog, encoding: .utf8)) ?? ""
+                if said.components(separatedBy: "attached").count - 1 >= threads { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
             let writes = 6
             for i in 1...writes {
                 let add = try await stack.logbook("expense", "add", "Lunch \(i)", "12.50")
