@@ -28,27 +28,9 @@ struct Expense: Codable, Sendable, Equatable {
         updatedAt = at
     }
 
-    init(row: Row) {
-        id = row["id"]
-        name = row["name"]
-        description = row["description"]
-        amountMinor = row["amountMinor"]
-        currency = row["currency"]
-        date = Date(ms: row["date"])
-        category = row["category"]
-        createdAt = Date(ms: row["createdAt"])
-        updatedAt = Date(ms: row["updatedAt"])
-    }
-
     static func find(_ db: Database, userId: String, id: String) throws -> Expense {
-        guard
-            let row = try Row.fetchOne(db, sql: "SELECT * FROM expense WHERE userId = ? AND id = ?", arguments: [userId, id])
-        else { throw notFound("expense", id) }
-        return Expense(row: row)
-    }
-
-    var arguments: StatementArguments {
-        [name, description, amountMinor, currency, date.ms, category, updatedAt.ms]
+        guard let row = try ExpenseRow.find(db, userId: userId, id: id) else { throw notFound("expense", id) }
+        return row.expense
     }
 
     /// The largest amount: 10^15 minor units (docs/protocol.md), exact as a JSON number.
@@ -110,13 +92,7 @@ extension Records {
                 expense.date = Date(ms: date.ms)
             }
             expense.category = try optionalText(body.category, "category", max: 40)
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO expense (name, description, amountMinor, currency, date, category, updatedAt, id, userId,
-                        createdAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: expense.arguments + [expense.id, context.userId, at.ms])
+            try ExpenseRow(expense, userId: context.userId).insert(db)
             try Outbox.append(db, type: "expense.created", userId: context.userId, data: expense, at: at)
             return expense
         }
@@ -138,20 +114,14 @@ extension Records {
             }
             expense.category = try optionalText(body.category.applied(to: expense.category), "category", max: 40)
             expense.updatedAt = at
-            try db.execute(
-                sql: """
-                    UPDATE expense SET name = ?, description = ?, amountMinor = ?, currency = ?, date = ?, category = ?,
-                        updatedAt = ?
-                    WHERE id = ? AND userId = ?
-                    """,
-                arguments: expense.arguments + [expense.id, context.userId])
+            try ExpenseRow(expense, userId: context.userId).update(db)
             try Outbox.append(db, type: "expense.updated", userId: context.userId, data: expense, at: at)
             return expense
         }
 
         router.write("records.expense.delete") { (body: IdBody, context, db) in
             let expense = try Expense.find(db, userId: context.userId, id: body.id)
-            try db.execute(sql: "DELETE FROM expense WHERE userId = ? AND id = ?", arguments: [context.userId, expense.id])
+            try ExpenseRow.delete(db, userId: context.userId, id: expense.id)
             try Outbox.append(
                 db, type: "expense.deleted", userId: context.userId,
                 data: ExpenseDeleted(id: expense.id, userId: context.userId), at: now())
@@ -202,7 +172,8 @@ extension Records {
             let arguments = filters
             return try await database.read { db in
                 try Pagination.page(
-                    db, sql: sql, arguments: arguments, limit: limit, sort: sort.rawValue, key: key, row: Expense.init(row:))
+                    db, sql: sql, arguments: arguments, limit: limit, sort: sort.rawValue, key: key,
+                    row: { try ExpenseRow(row: $0).expense })
             }
         }
     }

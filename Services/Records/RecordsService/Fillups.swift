@@ -30,24 +30,6 @@ struct Fillup: Codable, Sendable, Equatable {
     var createdAt: Date
     var updatedAt: Date
 
-    init(row: Row) {
-        id = row["id"]
-        vehicleId = row["vehicleId"]
-        date = Date(ms: row["date"])
-        odometer = (row["odometer"] as Int64?).map { Milli(thousandths: $0) }
-        trip = (row["trip"] as Int64?).map { Milli(thousandths: $0) }
-        volume = Milli(row["volume"] as Int64)
-        pricePerUnitMinor = Milli(thousandths: row["pricePerUnitMilliMinor"])
-        totalMinor = row["totalMinor"]
-        derived = PriceDerived(rawValue: row["derived"]) ?? .none
-        currency = row["currency"]
-        full = row["full"]
-        missed = row["missed"]
-        note = row["note"]
-        createdAt = Date(ms: row["createdAt"])
-        updatedAt = Date(ms: row["updatedAt"])
-    }
-
     init(id: String, vehicleId: String, at: Date) {
         self.id = id
         self.vehicleId = vehicleId
@@ -64,17 +46,8 @@ struct Fillup: Codable, Sendable, Equatable {
     }
 
     static func find(_ db: Database, userId: String, id: String) throws -> Fillup {
-        guard
-            let row = try Row.fetchOne(db, sql: "SELECT * FROM fillup WHERE userId = ? AND id = ?", arguments: [userId, id])
-        else { throw notFound("fill-up", id) }
-        return Fillup(row: row)
-    }
-
-    var arguments: StatementArguments {
-        [
-            date.ms, odometer?.thousandths, trip?.thousandths, volume.thousandths, pricePerUnitMinor.thousandths, totalMinor,
-            derived.rawValue, currency, full, missed, note, updatedAt.ms,
-        ]
+        guard let row = try FillupRow.find(db, userId: userId, id: id) else { throw notFound("fill-up", id) }
+        return row.fillup
     }
 }
 
@@ -146,13 +119,7 @@ extension Records {
             fillup.note = try optionalText(body.note, "note", max: 500)
             try fillup.validate()
             try checkOdometer(db, userId: context.userId, fillup)
-            try db.execute(
-                sql: """
-                    INSERT INTO fillup (date, odometer, trip, volume, pricePerUnitMilliMinor, totalMinor, derived, currency,
-                        full, missed, note, updatedAt, id, userId, vehicleId, createdAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: fillup.arguments + [fillup.id, context.userId, fillup.vehicleId, at.ms])
+            try FillupRow(fillup, userId: context.userId).insert(db)
             try Outbox.append(db, type: "fillup.created", userId: context.userId, data: fillup, at: at)
             return fillup
         }
@@ -179,20 +146,14 @@ extension Records {
             fillup.updatedAt = at
             try fillup.validate()
             try checkOdometer(db, userId: context.userId, fillup)
-            try db.execute(
-                sql: """
-                    UPDATE fillup SET date = ?, odometer = ?, trip = ?, volume = ?, pricePerUnitMilliMinor = ?, totalMinor = ?,
-                        derived = ?, currency = ?, full = ?, missed = ?, note = ?, updatedAt = ?
-                    WHERE id = ? AND userId = ?
-                    """,
-                arguments: fillup.arguments + [fillup.id, context.userId])
+            try FillupRow(fillup, userId: context.userId).update(db)
             try Outbox.append(db, type: "fillup.updated", userId: context.userId, data: fillup, at: at)
             return fillup
         }
 
         router.write("records.fillup.delete") { (body: IdBody, context, db) in
             let fillup = try Fillup.find(db, userId: context.userId, id: body.id)
-            try db.execute(sql: "DELETE FROM fillup WHERE userId = ? AND id = ?", arguments: [context.userId, fillup.id])
+            try FillupRow.delete(db, userId: context.userId, id: fillup.id)
             try Outbox.append(
                 db, type: "fillup.deleted", userId: context.userId,
                 data: FillupDeleted(id: fillup.id, userId: context.userId, vehicleId: fillup.vehicleId), at: now())
@@ -211,17 +172,15 @@ extension Records {
                         ORDER BY date DESC, id DESC LIMIT ?
                         """,
                     arguments: [context.userId, vehicle, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit,
-                    sort: "date", key: { (f: Fillup) in (f.date.ms, nil, f.id) }, row: Fillup.init(row:))
+                    sort: "date", key: { (f: Fillup) in (f.date.ms, nil, f.id) }, row: { try FillupRow(row: $0).fillup })
             }
         }
     }
 
     /// The caller's vehicle with this id, or `not_found` naming `vehicleId`.
     func vehicleOf(_ db: Database, userId: String, id: String) throws -> String {
-        guard
-            try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id]) != nil
-        else { throw ServiceError(.notFound, "vehicle \(id) not found", field: "vehicleId") }
+        let missing = try VehicleRow.owned(by: userId).filter(VehicleRow.Columns.id == id).isEmpty(db)
+        guard !missing else { throw ServiceError(.notFound, "vehicle \(id) not found", field: "vehicleId") }
         return id
     }
 
