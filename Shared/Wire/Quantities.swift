@@ -4,10 +4,9 @@
 // In a request, the number is decoded by WireCoding's JSONDecoder as a `Decimal` and refused
 // with more than three decimals. Not every path is free of floating point yet: an event's
 // payload is parsed into `JSONValue`, whose numbers are `Double`, so a `Milli` read back from
-// an event (`event.decode`) and analytics' own reading of records' events
-// (AnalyticsService/Payloads.swift, `thousandths`) pass through a `Double` and are rounded to
-// the nearest thousandth — exact within the limits records enforces (far below 2^53
-// thousandths), but not Double-free.
+// an event (`event.decode`, as analytics reads records' fill-ups and catches) passes through a
+// `Double`, whose shortest text JSONValueDecoder turns back into a `Decimal` — the same
+// thousandths within the limits records enforces (far below 2^53), but not Double-free.
 import Foundation
 
 /// A non-integral quantity with at most three decimals, held as thousandths: 12.345 is

@@ -2,6 +2,7 @@
 // `records.time.list`, `records.networth`. The goal is 10,000 hours shown as money:
 // 1 hour = $1.00 = 100 cents, so one cent is 36 seconds. A deleted activity is only marked
 // deleted: its saved time stays in net worth, which never drops.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -39,19 +40,6 @@ struct ActivityAdd: Decodable, Sendable {
     var name: String
 }
 
-struct ActivityCreated: Codable, Sendable {
-    var id: String
-    var name: String
-    var createdAt: Date
-}
-
-struct ActivityDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-    var name: String
-    var totalMs: Int64
-}
-
 struct TimeEntry: Codable, Sendable, Equatable {
     var id: String
     var activityId: String
@@ -81,7 +69,7 @@ extension TimeEntry {
     func save(_ db: Database, userId: String, at: Date) throws {
         try TimeEntryRow(self, userId: userId).insert(db)
         try Outbox.append(
-            db, type: "time.saved", userId: userId,
+            db, type: TimeEvents.timeSaved, userId: userId,
             data: TimeSavedEvent(
                 id: id, userId: userId, activityId: activityId, durationMs: durationMs, startedAt: startedAt,
                 savedAt: savedAt),
@@ -118,7 +106,7 @@ extension Records {
             let id = ID.make(at: at)
             try ActivityRow(id: id, userId: context.userId, name: name, createdAt: at.ms).insert(db)
             try Outbox.append(
-                db, type: "activity.created", userId: context.userId, data: ActivityCreated(id: id, name: name, createdAt: at),
+                db, type: TimeEvents.activityCreated, userId: context.userId, data: ActivityCreated(id: id, name: name, createdAt: at),
                 at: at)
             return try activity(db, userId: context.userId, id: id, now: at)
         }
@@ -156,7 +144,7 @@ extension Records {
             try ActivityRow.owned(by: context.userId).filter(ActivityRow.Columns.id == found.id)
                 .updateAll(db, ActivityRow.Columns.deletedAt.set(to: at.ms))
             try Outbox.append(
-                db, type: "activity.deleted", userId: context.userId,
+                db, type: TimeEvents.activityDeleted, userId: context.userId,
                 data: ActivityDeleted(id: found.id, userId: context.userId, name: found.name, totalMs: found.totalMs), at: at)
             return Deleted()
         }

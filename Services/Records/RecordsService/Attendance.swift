@@ -1,37 +1,12 @@
 // Attendance logbook: `records.attendance.add|list|latest|delete`. Arrivals and departures
 // alternate in time order: a second arrival (or departure) next to one is refused with
 // `failed_precondition` naming the open entry, unless the caller marks it a correction.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
-
-enum AttendanceKind: String, WireEnum { case arrival, departure }
-enum AttendanceSource: String, WireEnum { case ios, android, web, cli, company }
-
-struct AttendanceEntry: Codable, Sendable, Equatable {
-    var id: String
-    var kind: AttendanceKind
-    var at: Date
-    var latitude: Double?
-    var longitude: Double?
-    /// Horizontal accuracy of the location, in metres.
-    var accuracy: Double?
-    var source: AttendanceSource
-    var note: String?
-    var correction: Bool
-    var createdAt: Date
-
-    init(id: String, kind: AttendanceKind, at: Date, source: AttendanceSource, createdAt: Date) {
-        self.id = id
-        self.kind = kind
-        self.at = at
-        self.source = source
-        correction = false
-        self.createdAt = createdAt
-    }
-}
 
 struct AttendanceAdd: Decodable, Sendable {
     var kind: AttendanceKind
@@ -49,12 +24,6 @@ struct AttendanceLatest: Codable, Sendable, Equatable {
     var departure: AttendanceEntry?
 }
 
-struct AttendanceDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-    var kind: AttendanceKind
-    var at: Date
-}
 
 extension Records {
     func registerAttendance(_ router: inout Router) {
@@ -88,7 +57,7 @@ extension Records {
             entry.correction = body.correction ?? false
             if !entry.correction { try checkAlternates(db, userId: context.userId, entry) }
             try AttendanceRow(entry, userId: context.userId).insert(db)
-            try Outbox.append(db, type: "attendance.created", userId: context.userId, data: entry, at: now)
+            try Outbox.append(db, type: AttendanceEvents.created, userId: context.userId, data: entry, at: now)
             return entry
         }
 
@@ -123,7 +92,7 @@ extension Records {
             }
             try AttendanceRow.delete(db, userId: context.userId, id: entry.id)
             try Outbox.append(
-                db, type: "attendance.deleted", userId: context.userId,
+                db, type: AttendanceEvents.deleted, userId: context.userId,
                 data: AttendanceDeleted(id: entry.id, userId: context.userId, kind: entry.kind, at: entry.at), at: now())
             return Deleted()
         }

@@ -4,6 +4,7 @@
 // quantities as INTEGER thousandths (`Milli` is DatabaseValueConvertible, Shared/Storage);
 // neither passes through a floating point on its way in or out. Each row converts to and
 // from the wire type its methods answer with; queries stay scoped by `userId`.
+import Contracts
 import Foundation
 import GRDB
 import Storage

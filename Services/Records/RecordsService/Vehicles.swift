@@ -1,77 +1,22 @@
 // Fuel logbook, vehicles: `records.vehicle.add|get|update|delete|list`. Deleting a vehicle
 // deletes its fill-ups (the schema cascades) and emits one `vehicle.deleted`.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
 
-
-struct Vehicle: Codable, Sendable, Equatable {
-    var id: String
-    var nickname: String
-    var make: String?
-    var model: String?
-    var year: Int?
-    var distanceUnit: DistanceUnit
-    var volumeUnit: VolumeUnit
-    var createdAt: Date
-    var updatedAt: Date
-
-    init(
-        id: String, nickname: String, make: String?, model: String?, year: Int?, distanceUnit: DistanceUnit,
-        volumeUnit: VolumeUnit, createdAt: Date, updatedAt: Date
-    ) {
-        self.id = id
-        self.nickname = nickname
-        self.make = make
-        self.model = model
-        self.year = year
-        self.distanceUnit = distanceUnit
-        self.volumeUnit = volumeUnit
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-    }
-
+extension Vehicle {
     static func find(_ db: Database, userId: String, id: String) throws -> Vehicle {
         guard let row = try VehicleRow.find(db, userId: userId, id: id) else { throw notFound("vehicle", id) }
         return row.vehicle
     }
 }
 
-struct VehicleAdd: Decodable, Sendable {
-    var nickname: String
-    var make: String?
-    var model: String?
-    var year: Int?
-    var distanceUnit: DistanceUnit?
-    var volumeUnit: VolumeUnit?
-}
-
-struct VehicleUpdate: Decodable, Sendable {
-    var id: String
-    var nickname: String?
-    var make: Patch<String>
-    var model: Patch<String>
-    var year: Patch<Int>
-    var distanceUnit: DistanceUnit?
-    var volumeUnit: VolumeUnit?
-}
-
-struct ListBody: Decodable, Sendable {
-    var cursor: String?
-    var limit: Int?
-}
-
-struct VehicleDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-    var fillupsDeleted: Int
-}
-
 extension Records {
     func registerVehicles(_ router: inout Router) {
-        router.write("records.vehicle.add") { (body: VehicleAdd, context, db) in
+        router.write(FuelMethods.vehicleAdd) { body, context, db in
             let at = now()
             var vehicle = Vehicle(
                 id: ID.make(at: at), nickname: "", make: nil, model: nil, year: nil,
@@ -81,15 +26,15 @@ extension Records {
             vehicle.model = try optionalText(body.model, "model", max: 60)
             vehicle.year = try checkedYear(body.year, now: at)
             try VehicleRow(vehicle, userId: context.userId).insert(db)
-            try Outbox.append(db, type: "vehicle.created", userId: context.userId, data: vehicle, at: at)
+            try Outbox.append(db, type: FuelEvents.vehicleCreated, userId: context.userId, data: vehicle, at: at)
             return vehicle
         }
 
-        router.read("records.vehicle.get") { (body: IdBody, context) in
+        router.read(FuelMethods.vehicleGet) { body, context in
             try await database.read { db in try Vehicle.find(db, userId: context.userId, id: body.id) }
         }
 
-        router.write("records.vehicle.update") { (body: VehicleUpdate, context, db) in
+        router.write(FuelMethods.vehicleUpdate) { body, context, db in
             let at = now()
             var vehicle = try Vehicle.find(db, userId: context.userId, id: body.id)
             if let nickname = body.nickname { vehicle.nickname = try requiredText(nickname, "nickname", max: 60) }
@@ -100,22 +45,22 @@ extension Records {
             if let unit = body.volumeUnit { vehicle.volumeUnit = unit }
             vehicle.updatedAt = at
             try VehicleRow(vehicle, userId: context.userId).update(db)
-            try Outbox.append(db, type: "vehicle.updated", userId: context.userId, data: vehicle, at: at)
+            try Outbox.append(db, type: FuelEvents.vehicleUpdated, userId: context.userId, data: vehicle, at: at)
             return vehicle
         }
 
-        router.write("records.vehicle.delete") { (body: IdBody, context, db) in
+        router.write(FuelMethods.vehicleDelete) { body, context, db in
             let vehicle = try Vehicle.find(db, userId: context.userId, id: body.id)
             let fillups = try FillupRow.owned(by: context.userId).filter(FillupRow.Columns.vehicleId == vehicle.id)
                 .fetchCount(db)
             try VehicleRow.delete(db, userId: context.userId, id: vehicle.id)
             try Outbox.append(
-                db, type: "vehicle.deleted", userId: context.userId,
+                db, type: FuelEvents.vehicleDeleted, userId: context.userId,
                 data: VehicleDeleted(id: vehicle.id, userId: context.userId, fillupsDeleted: fillups), at: now())
             return Deleted()
         }
 
-        router.read("records.vehicle.list") { (body: ListBody, context) in
+        router.read(FuelMethods.vehicleList) { body, context in
             let limit = try Pagination.limit(body.limit)
             let cursor = try Cursor.decode(body.cursor, sort: "created")
             return try await database.read { db in

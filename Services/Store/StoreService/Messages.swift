@@ -107,14 +107,6 @@ public struct QuoteResult: Codable, Sendable, Equatable {
     public var day: String?
 }
 
-/// records' `time.saved`.
-struct TimeSaved: Decodable {
-    var id: String
-    var activityId: String?
-    var durationMs: Int64
-    var savedAt: String?
-}
-
 /// records' `time.deleted`.
 struct TimeDeleted: Decodable {
     var id: String
