@@ -46,7 +46,7 @@ let services: [ServiceTargets] = [
     ServiceTargets(folder: "Auth", library: "AuthService", executable: "auth", dependencies: ["CSodium"]),
     ServiceTargets(
         folder: "Records", library: "RecordsService", executable: "records", dependencies: ["Imaging"],
-        testDependencies: ["Imaging"]),
+        testDependencies: ["Imaging", "ImagingFixtures"]),
     ServiceTargets(
         folder: "WeatherFetcher", library: "WeatherFetcherService", executable: "weather-fetcher",
         dependencies: ["Outbound"], testDependencies: ["TestSupport", "Outbound"]),
@@ -168,7 +168,8 @@ let package = Package(
         .executableTarget(
             name: "logbook-bench",
             dependencies: [
-                "Runtime", "ZMQ", "AuthService", "RecordsService", "AnalyticsService", "Imaging", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "ZMQ", "AuthService", "RecordsService", "AnalyticsService", "Imaging", "ImagingFixtures",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),
 
@@ -183,6 +184,12 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        // Generated images (Imaging.testImage, flatImage) for tests and benchmarks only.
+        .target(
+            name: "CImagingFixtures", dependencies: ["CVips", "CVipsShim"], path: "Tests/ImagingFixtures/CImagingFixtures"),
+        .target(
+            name: "ImagingFixtures", dependencies: ["Imaging", "CImagingFixtures", "CVipsShim"],
+            path: "Tests/ImagingFixtures/ImagingFixtures", swiftSettings: swiftSettings),
         .testTarget(
             name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport", "Outbound"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
@@ -193,7 +200,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Runtime", "Contracts", "Wire", "TestSupport", "Imaging", "logbook", "logbook-http", "HTTPGateway",
+                "Runtime", "Contracts", "Wire", "TestSupport", "Imaging", "ImagingFixtures", "logbook", "logbook-http",
+                "HTTPGateway",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),

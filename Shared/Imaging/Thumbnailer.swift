@@ -24,7 +24,7 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    var shimCode: Int32 {
+    package var shimCode: Int32 {
         switch self {
         case .jpeg: Int32(LB_FORMAT_JPEG)
         case .png: Int32(LB_FORMAT_PNG)
@@ -96,7 +96,7 @@ public struct Thumbnailer: Sendable {
 public enum Imaging {
     private static let queue = DispatchQueue(label: "logbook.imaging", attributes: .concurrent)
 
-    private static let started: Swift.Result<Void, ImagingError> = {
+    package static let started: Swift.Result<Void, ImagingError> = {
         // One worker thread per pipeline: the service shares a small machine.
         lb_start("logbook", 1) == 0 ? .success(()) : .failure(.failed("libvips did not start: \(takeError())"))
     }()
@@ -163,31 +163,6 @@ public enum Imaging {
         return Thumbnail(data: Data(bytes: out, count: length), width: Int(width), height: Int(height))
     }
 
-    /// A generated image (noise and gradients, so every call differs) for tests and
-    /// benchmarks; `orientation` 1–8 is stored as EXIF orientation (JPEG only).
-    public static func testImage(width: Int, height: Int, format: ImageFormat = .jpeg, orientation: Int = 0)
-        throws(ImagingError) -> Data
-    {
-        try started.get()
-        var out: UnsafeMutableRawPointer?
-        var length = 0
-        let status = lb_make_test_image(Int32(width), Int32(height), format.shimCode, Int32(orientation), &out, &length)
-        defer { lb_free(out) }
-        guard status == 0, let out else { throw .failed(takeError()) }
-        return Data(bytes: out, count: length)
-    }
-
-    /// A flat image of `width`×`height` in a tiny file (JPEG or PNG), for tests and benchmarks.
-    public static func flatImage(width: Int, height: Int, format: ImageFormat) throws(ImagingError) -> Data {
-        try started.get()
-        var out: UnsafeMutableRawPointer?
-        var length = 0
-        let status = lb_make_flat_image(Int32(width), Int32(height), format.shimCode, &out, &length)
-        defer { lb_free(out) }
-        guard status == 0, let out else { throw .failed(takeError()) }
-        return Data(bytes: out, count: length)
-    }
-
     /// The ISO base media `ftyp` brand says HEIC (not AVIF).
     static func isHEIC(_ data: Data) -> Bool {
         guard data.count >= 12, data.dropFirst(4).prefix(4).elementsEqual("ftyp".utf8) else { return false }
@@ -196,7 +171,7 @@ public enum Imaging {
     }
 
     /// libvips's error text, one line, without the operation names it prefixes.
-    private static func takeError() -> String {
+    package static func takeError() -> String {
         guard let text = lb_error() else { return "unknown error" }
         defer { lb_free(text) }
         let lines = String(cString: text).split(separator: "\n").map { line -> String in

@@ -1,8 +1,8 @@
 // What every service process is made of, assembled once: its database with group commit,
 // the event publisher fed after each commit, the dispatcher, the ZeroMQ server, consumers
 // of other services' events, and a ServiceGroup that stops all of it on SIGTERM/SIGINT.
-// A service library builds its routes on a `ServiceHost`; its executable's main is only
-// configuration and `run`.
+// A service library builds its routes on a `ServiceHost` (LogbookService.swift); its
+// executable's main is one `ServiceMain.run`.
 import Foundation
 import GRDB
 import Logging
@@ -121,25 +121,12 @@ public final class ServiceHost: Sendable {
     }
 }
 
-/// Sessions for a service other than auth: the cache plus the consumer of auth's events
-/// that keeps it honest. Add `consumer` to the service's `extra` services.
-public struct AuthSessions: Sendable {
-    public let cache: SessionCache
-    public let consumer: EventConsumer
-
-    public init(configuration: StackConfiguration, logger: Logger) throws {
-        let client = try ServiceClient(
-            service: "auth", endpoint: configuration.endpoint("auth"), settings: ClientSettings(configuration: configuration))
-        cache = SessionCache(auth: client)
-        consumer = EventConsumer(
-            settings: .init(
-                producer: "auth", eventsEndpoint: configuration.eventsEndpoint("auth"), pollInterval: .seconds(2),
-                curve: configuration.curve),
-            producerRPC: client, sink: cache, logger: logger)
-    }
-}
-
 public enum ServiceMain {
+    /// A service's main: `await ServiceMain.run(RecordsService.self)`.
+    public static func run<S: LogbookService>(_ service: S.Type) async {
+        await run(S.name) { configuration, logger in try S.services(configuration: configuration, logger: logger) }
+    }
+
     /// Reads the stack configuration, sets up logging, builds the service and runs it until
     /// SIGTERM or SIGINT. Exits non-zero with a one-line reason if it cannot start.
     public static func run(

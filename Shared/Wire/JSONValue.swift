@@ -1,7 +1,9 @@
-// Any JSON value, for the places that handle JSON they do not model: `logbook call`,
-// `$srv.*` answers, error details, event payloads passed through. Numbers are Doubles:
-// integers are exact up to 2^53, so typed values go on the wire through their own Codable
-// conformance, never through JSONValue.
+// Any JSON value: `logbook call`, `$srv.*` answers, error details, every event's payload
+// (`Event.data`, decoded again by consumers with `decode`), and the request bodies and
+// results the CLI builds and reads by key. Numbers are Doubles: integers are exact up to
+// 2^53, and a decimal quantity that passes through here is a Double on the way (see
+// Quantities.swift). Typed request and result bodies a service decodes itself go through
+// their own Codable conformance instead.
 import Foundation
 
 public enum JSONValue: Sendable, Equatable, Hashable {

@@ -1,7 +1,12 @@
-// Exact quantities on the wire. Volumes and distances keep three decimals exactly: they are
-// JSON numbers read through `Decimal` (never through a binary floating point), held as an
-// integer count of thousandths, stored as an SQLite INTEGER and written back exactly.
-// Records writes them; analytics decodes the same events with the same type.
+// Exact quantities: volumes, distances, weights and lengths with at most three decimals, held
+// as an integer count of thousandths, stored as an SQLite INTEGER (`Milli` is
+// DatabaseValueConvertible in Shared/Storage) and written out as the shortest exact decimal.
+// In a request, the number is decoded by WireCoding's JSONDecoder as a `Decimal` and refused
+// with more than three decimals. Not every path is free of floating point yet: an event's
+// payload is parsed into `JSONValue`, whose numbers are `Double`, so a `Milli` read back from
+// an event (`event.decode`, as analytics reads records' fill-ups and catches) passes through a
+// `Double`, whose shortest text JSONValueDecoder turns back into a `Decimal` — the same
+// thousandths within the limits records enforces (far below 2^53), but not Double-free.
 import Foundation
 
 /// A non-integral quantity with at most three decimals, held as thousandths: 12.345 is

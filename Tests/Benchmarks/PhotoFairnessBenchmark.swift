@@ -7,6 +7,7 @@
 import ArgumentParser
 import Foundation
 import Imaging
+import ImagingFixtures
 import Logging
 import RecordsService
 import Runtime

@@ -5,6 +5,7 @@
 import ArgumentParser
 import Foundation
 import Imaging
+import ImagingFixtures
 
 struct ThumbnailBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

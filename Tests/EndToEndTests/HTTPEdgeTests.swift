@@ -5,6 +5,7 @@
 import Foundation
 import HTTPGateway
 import Imaging
+import ImagingFixtures
 import Testing
 
 @Suite("HTTP edge", .serialized)

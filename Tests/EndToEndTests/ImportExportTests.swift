@@ -4,6 +4,7 @@
 // another stack, every list, figure and photo compared.
 import Foundation
 import Imaging
+import ImagingFixtures
 import Testing
 
 /// The sample files (Tests/ImportSamples).

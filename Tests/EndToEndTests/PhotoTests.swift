@@ -3,6 +3,7 @@
 // oversize file refused by the CLI with a clear message before anything is sent.
 import Foundation
 import Imaging
+import ImagingFixtures
 import Testing
 
 @Suite("catch photos end to end", .serialized, .timeLimit(.minutes(3)))

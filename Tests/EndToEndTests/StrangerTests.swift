@@ -5,6 +5,7 @@
 // nothing (or counts only).
 import Foundation
 import Imaging
+import ImagingFixtures
 import Runtime
 import Testing
 import Wire

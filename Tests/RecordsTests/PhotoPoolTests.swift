@@ -3,6 +3,7 @@
 // the pixel budget are refused from their header.
 import Foundation
 import Imaging
+import ImagingFixtures
 import RecordsService
 import Runtime
 import Synchronization

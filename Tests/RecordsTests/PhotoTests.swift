@@ -4,6 +4,7 @@
 import Foundation
 import GRDB
 import Imaging
+import ImagingFixtures
 import RecordsService
 import Runtime
 import Storage

@@ -1,5 +1,5 @@
-// The service as the executable assembles it (`WeatherFetcher.build`), over real ZeroMQ:
-// a stand-in records service publishes `catch.created` from its outbox, the weather-fetcher's
+// The service as the executable assembles it (`WeatherFetcher.services`, the runtime's
+// LogbookService), over real ZeroMQ: a stand-in records service publishes `catch.created` from its outbox, the weather-fetcher's
 // checkpointed consumer turns it into a job, and `conditions.ready` comes out of the
 // weather-fetcher's own outbox, readable with `events.since`.
 import Foundation
@@ -56,7 +56,7 @@ import Wire
             migrator: DatabaseMigrator(), eventsEndpoint: configuration.eventsEndpoint("auth"), logger: logger)
         let authServices = auth.services(
             dispatcher: auth.dispatcher(router: auth.makeRouter(), sessions: nil), endpoint: configuration.endpoint("auth"))
-        let weatherServices = try WeatherFetcher.build(configuration: configuration, logger: logger)
+        let weatherServices = try WeatherFetcher.services(configuration: configuration, logger: logger)
         let group = ServiceGroup(services: authServices + recordsServices + weatherServices, logger: logger)
 
         try await withThrowingTaskGroup(of: Void.self) { tasks in

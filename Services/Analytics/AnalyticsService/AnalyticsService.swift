@@ -30,17 +30,19 @@ public struct AnalyticsService: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         host = try ServiceHost(
-            descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Schema.migrator,
+            descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Self.migrator,
             eventsEndpoint: nil, curve: curve, logger: logger)
-        dispatcher = host.dispatcher(
-            router: Self.router(host.makeRouter(), database: host.database, now: now), sessions: sessions)
+        dispatcher = host.dispatcher(for: Self.assemble(on: host, now: now), sessions: sessions)
     }
 
     /// The event handler for one producer, as a consumer calls it. An event whose payload
     /// cannot be read is logged and skipped (retrying it would stop the stream for good);
     /// a database error is thrown, so the batch is retried.
     public func handler(for producer: String) -> @Sendable (Database, Event) throws -> Void {
-        let logger = host.logger
+        Self.handler(for: producer, logger: host.logger)
+    }
+
+    static func handler(for producer: String, logger: Logger) -> @Sendable (Database, Event) throws -> Void {
         let apply = Self.apply(producer)
         return { db, event in
             do {
@@ -160,24 +162,23 @@ public struct AnalyticsService: Sendable {
         }
         return router
     }
-
-    /// The consumers of every producer, each applying its events to this database: one per
-    /// records shard (each shard's events are a producer of their own, Shards.swift).
-    public func consumers(stack: StackConfiguration) throws -> [EventConsumer] {
-        try Self.producers.flatMap { $0 == "records" ? stack.recordsInstances : [$0] }.map {
-            try host.consumer(of: $0, configuration: stack, feedsReplies: true, handler: handler(for: $0))
-        }
-    }
 }
 
-/// Builds the whole analytics service for `main`: its host on the stack's analytics
-/// database, the session cache, and consumers of records, weather-fetcher and auth.
-public func makeAnalyticsService(stack: StackConfiguration, logger: Logger) throws -> [any Service] {
-    let sessions = try AuthSessions(configuration: stack, logger: logger)
-    let service = try AnalyticsService(
-        database: stack.databaseSettings(AnalyticsService.name), sessions: sessions.cache, curve: stack.curve,
-        logger: logger)
-    return service.host.services(
-        dispatcher: service.dispatcher, endpoint: stack.endpoint(AnalyticsService.name),
-        extra: [sessions.consumer] + (try service.consumers(stack: stack)))
+/// Reads only (it publishes nothing); consumes every records shard, weather-fetcher and auth,
+/// each a projection users read.
+extension AnalyticsService: LogbookService {
+    public static var migrator: DatabaseMigrator { Schema.migrator }
+    public static var publishesEvents: Bool { false }
+
+    public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
+        assemble(on: host, now: { Date() })
+    }
+
+    static func assemble(on host: ServiceHost, now: @escaping @Sendable () -> Date) -> ServiceAssembly {
+        ServiceAssembly(
+            router: router(host.makeRouter(), database: host.database, now: now),
+            subscriptions: producers.map {
+                Subscription($0, feedsReplies: true, handler: handler(for: $0, logger: host.logger))
+            })
+    }
 }

@@ -1,9 +1,6 @@
-// The analytics service executable: read the configuration, build, run until SIGTERM/SIGINT.
-// Settings: the stack's LOGBOOK_ANALYTICS_ENDPOINT and _DATABASE, plus the endpoints of the
-// producers it consumes (records, weather-fetcher, auth).
+// The analytics service executable: everything is built by `AnalyticsService`
+// (AnalyticsService.swift) through the runtime's one service shape (LogbookService.swift).
 import AnalyticsService
 import Runtime
 
-await ServiceMain.run(AnalyticsService.name) { stack, logger in
-    try makeAnalyticsService(stack: stack, logger: logger)
-}
+await ServiceMain.run(AnalyticsService.self)

@@ -1,6 +1,7 @@
-// The auth service: accounts, passwords and sessions (docs/protocol.md, "Auth service methods"). `AuthService` is what
-// both the `auth` executable and the tests build: a ServiceHost with the auth schema, the
-// routes below, and a dispatcher whose `.user` methods resolve tokens from this database.
+// The auth service: accounts, passwords and sessions (docs/protocol.md, "Auth service
+// methods"). `AuthService` is what both the `auth` executable (through the runtime's
+// LogbookService) and the tests build: a ServiceHost with the auth schema, the routes below,
+// and a dispatcher whose `.user` methods resolve tokens from this database.
 import Foundation
 import GRDB
 import Logging
@@ -10,9 +11,13 @@ import Storage
 import Wire
 
 public struct AuthService: Sendable {
+    public static let name = "auth"
+    public static var migrator: DatabaseMigrator { Schema.migrator }
+
     public let host: ServiceHost
     public let dispatcher: Dispatcher
 
+    /// In-process (tests, benchmarks): the same routes and sessions as the executable's.
     /// - Parameters:
     ///   - database: the auth SQLite file, or `.inMemory` in tests.
     ///   - eventsEndpoint: where to publish events; nil in in-process tests (they read
@@ -23,32 +28,36 @@ public struct AuthService: Sendable {
         curve: CurveSettings? = nil, logger: Logger
     ) throws {
         host = try ServiceHost(
-            descriptor: ServiceDescriptor(name: "auth"), database: database, migrator: Schema.migrator,
+            descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Self.migrator,
             eventsEndpoint: eventsEndpoint, curve: curve, logger: logger)
-        let handlers = Handlers(
-            configuration: configuration,
-            passwords: try Passwords(cost: configuration.argon2, concurrency: configuration.hashingConcurrency),
-            database: host.database, commits: host.commits,
-            budget: FailureBudget(perMinute: configuration.failedLoginsPerMinute))
-        dispatcher = host.dispatcher(
-            router: handlers.router(host.makeRouter()),
-            sessions: DatabaseSessions(reader: host.database, now: configuration.now))
+        dispatcher = host.dispatcher(for: try Self.assemble(on: host, configuration: configuration))
     }
 
     /// The services to run: the ZeroMQ server on `endpoint` and the event publisher.
     public func services(endpoint: String) -> [any Service] {
         host.services(dispatcher: dispatcher, endpoint: endpoint)
     }
+
+    static func assemble(on host: ServiceHost, configuration: AuthConfiguration) throws -> ServiceAssembly {
+        let handlers = Handlers(
+            configuration: configuration,
+            passwords: try Passwords(cost: configuration.argon2, concurrency: configuration.hashingConcurrency),
+            database: host.database, commits: host.commits,
+            budget: FailureBudget(perMinute: configuration.failedLoginsPerMinute))
+        return ServiceAssembly(
+            router: handlers.router(host.makeRouter()),
+            sessions: .own(DatabaseSessions(reader: host.database, now: configuration.now)))
+    }
 }
 
-/// Builds the auth service from the stack configuration (the `auth` executable's main).
-public func makeAuthService(
-    configuration: AuthConfiguration, stack: StackConfiguration, logger: Logger
-) throws -> [any Service] {
-    try AuthService(
-        configuration: configuration, database: stack.databaseSettings("auth"),
-        eventsEndpoint: stack.eventsEndpoint("auth"), curve: stack.curve, logger: logger
-    ).services(endpoint: stack.endpoint("auth"))
+/// Settings: LOGBOOK_AUTH_ARGON2_OPSLIMIT, _ARGON2_MEMLIMIT, _HASHING_CONCURRENCY,
+/// _SESSION_DAYS; auth resolves tokens from its own database and consumes no events.
+extension AuthService: LogbookService {
+    public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
+        var auth = try AuthConfiguration.from { configuration.setting(name, $0) }
+        auth.recordsShards = configuration.recordsShards
+        return try assemble(on: host, configuration: auth)
+    }
 }
 
 /// What every handler needs; each method's handler lives in the file named after it.

@@ -1,11 +1,6 @@
-// The auth service executable: read the configuration, build, run until SIGTERM/SIGINT.
-// Settings: LOGBOOK_AUTH_ARGON2_OPSLIMIT, _ARGON2_MEMLIMIT, _HASHING_CONCURRENCY,
-// _SESSION_DAYS, plus the stack's LOGBOOK_AUTH_ENDPOINT, _EVENTS, _DATABASE.
+// The auth service executable: everything is built by `AuthService` (AuthService.swift)
+// through the runtime's one service shape (LogbookService.swift).
 import AuthService
 import Runtime
 
-await ServiceMain.run("auth") { stack, logger in
-    var configuration = try AuthConfiguration.from { stack.setting("auth", $0) }
-    configuration.recordsShards = stack.recordsShards
-    return try makeAuthService(configuration: configuration, stack: stack, logger: logger)
-}
+await ServiceMain.run(AuthService.self)

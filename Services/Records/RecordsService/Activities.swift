@@ -24,10 +24,10 @@ struct Activity: Codable, Sendable, Equatable {
     /// The activity's timer (state `idle` when it has none): the list's running marker.
     var timer: TimerState
 
-    init(row: Row, totalMs: Int64, timer: TimerState) {
-        id = row["id"]
-        name = row["name"]
-        createdAt = Date(ms: row["createdAt"])
+    init(_ row: ActivityRow, totalMs: Int64, timer: TimerState) {
+        id = row.id
+        name = row.name
+        createdAt = Date(ms: row.createdAt)
         self.totalMs = totalMs
         cents = TimeValue.cents(totalMs)
         amount = TimeValue.dollars(cents)
@@ -54,14 +54,6 @@ struct TimeEntry: Codable, Sendable, Equatable {
         self.startedAt = startedAt
         self.savedAt = savedAt
     }
-
-    init(row: Row) {
-        id = row["id"]
-        activityId = row["activityId"]
-        durationMs = row["durationMs"]
-        startedAt = Date(ms: row["startedAt"])
-        savedAt = Date(ms: row["savedAt"])
-    }
 }
 
 /// `records.time.add`: time practised without the timer.
@@ -75,9 +67,7 @@ struct TimeAdd: Decodable, Sendable {
 extension TimeEntry {
     /// Writes the entry and its `time.saved` event (what analytics and the store count).
     func save(_ db: Database, userId: String, at: Date) throws {
-        try db.execute(
-            sql: "INSERT INTO timeEntry (id, userId, activityId, durationMs, startedAt, savedAt) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [id, userId, activityId, durationMs, startedAt.ms, savedAt.ms])
+        try TimeEntryRow(self, userId: userId).insert(db)
         try Outbox.append(
             db, type: TimeEvents.timeSaved, userId: userId,
             data: TimeSavedEvent(
@@ -108,16 +98,13 @@ extension Records {
         router.write("records.activity.add") { (body: ActivityAdd, context, db) in
             let at = now()
             let name = try requiredText(body.name, "name", max: 60)
-            if try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM activity WHERE userId = ? AND deletedAt IS NULL AND name = ? COLLATE NOCASE",
-                arguments: [context.userId, name]) != nil
+            if try !ActivityRow.active(of: context.userId).filter(sql: "name = ? COLLATE NOCASE", arguments: [name])
+                .isEmpty(db)
             {
                 throw ServiceError(.alreadyExists, "activity \"\(name)\" already exists", field: "name")
             }
             let id = ID.make(at: at)
-            try db.execute(
-                sql: "INSERT INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)",
-                arguments: [id, context.userId, name, at.ms])
+            try ActivityRow(id: id, userId: context.userId, name: name, createdAt: at.ms).insert(db)
             try Outbox.append(
                 db, type: TimeEvents.activityCreated, userId: context.userId, data: ActivityCreated(id: id, name: name, createdAt: at),
                 at: at)
@@ -154,8 +141,8 @@ extension Records {
             let found = try activity(db, userId: context.userId, id: body.id, now: at)
             // Its timer goes with it; its saved time stays (net worth never drops).
             try db.execute(sql: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [context.userId, found.id])
-            try db.execute(
-                sql: "UPDATE activity SET deletedAt = ? WHERE userId = ? AND id = ?", arguments: [at.ms, context.userId, found.id])
+            try ActivityRow.owned(by: context.userId).filter(ActivityRow.Columns.id == found.id)
+                .updateAll(db, ActivityRow.Columns.deletedAt.set(to: at.ms))
             try Outbox.append(
                 db, type: TimeEvents.activityDeleted, userId: context.userId,
                 data: ActivityDeleted(id: found.id, userId: context.userId, name: found.name, totalMs: found.totalMs), at: at)
@@ -211,16 +198,13 @@ extension Records {
                         ORDER BY savedAt DESC, id DESC LIMIT ?
                         """,
                     arguments: [context.userId, body.activityId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit,
-                    sort: "saved", key: { (e: TimeEntry) in (e.savedAt.ms, nil, e.id) }, row: TimeEntry.init(row:))
+                    sort: "saved", key: { (e: TimeEntry) in (e.savedAt.ms, nil, e.id) }, row: { try TimeEntryRow(row: $0).entry })
             }
         }
 
         router.read("records.networth") { (_: Empty, context) in
             try await database.read { db in
-                let total =
-                    try Int64.fetchOne(
-                        db, sql: "SELECT COALESCE(SUM(durationMs), 0) FROM timeEntry WHERE userId = ?",
-                        arguments: [context.userId]) ?? 0
+                let total = try TimeEntryRow.totalMs(db, userId: context.userId)
                 let cents = TimeValue.cents(total)
                 return NetWorth(
                     totalMs: total, cents: cents, amount: TimeValue.dollars(cents), goalMs: TimeValue.goalMs, goalCents: TimeValue.cents(TimeValue.goalMs),
@@ -231,24 +215,16 @@ extension Records {
 
     /// The caller's active activity with its total and timer, or `not_found`.
     func activity(_ db: Database, userId: String, id: String, now: Date) throws -> Activity {
-        guard
-            let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM activity WHERE userId = ? AND id = ? AND deletedAt IS NULL", arguments: [userId, id])
-        else { throw notFound("activity", id) }
-        let total =
-            try Int64.fetchOne(
-                db, sql: "SELECT COALESCE(SUM(durationMs), 0) FROM timeEntry WHERE userId = ? AND activityId = ?",
-                arguments: [userId, id]) ?? 0
-        return Activity(row: row, totalMs: total, timer: try TimerState.load(db, userId: userId, activityId: id, now: now))
+        guard let row = try ActivityRow.active(of: userId).filter(ActivityRow.Columns.id == id).fetchOne(db) else {
+            throw notFound("activity", id)
+        }
+        let total = try TimeEntryRow.totalMs(db, userId: userId, activityId: id)
+        return Activity(row, totalMs: total, timer: try TimerState.load(db, userId: userId, activityId: id, now: now))
     }
 
     /// The name of the caller's active activity `id`, or `not_found` naming `field`.
     func activeActivityName(_ db: Database, userId: String, id: String, field: String) throws -> String {
-        guard
-            let name = try String.fetchOne(
-                db, sql: "SELECT name FROM activity WHERE userId = ? AND id = ? AND deletedAt IS NULL",
-                arguments: [userId, id])
-        else { throw ServiceError(.notFound, "activity \(id) not found", field: field) }
+        guard let name = try ActivityRow.active(of: userId).filter(ActivityRow.Columns.id == id).fetchOne(db)?.name else { throw ServiceError(.notFound, "activity \(id) not found", field: field) }
         return name
     }
 }

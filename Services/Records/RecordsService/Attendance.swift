@@ -8,16 +8,6 @@ import Runtime
 import Storage
 import Wire
 
-extension AttendanceEntry {
-    init(row: Row) {
-        self.init(
-            id: row["id"], kind: AttendanceKind(rawValue: row["kind"]) ?? .arrival, at: Date(ms: row["at"]),
-            latitude: row["latitude"], longitude: row["longitude"], accuracy: row["accuracy"],
-            source: AttendanceSource(rawValue: row["source"]) ?? .cli, note: row["note"], correction: row["correction"],
-            createdAt: Date(ms: row["createdAt"]))
-    }
-}
-
 struct AttendanceAdd: Decodable, Sendable {
     var kind: AttendanceKind
     var at: Date?
@@ -66,16 +56,7 @@ extension Records {
             entry.note = try optionalText(body.note, "note", max: 500)
             entry.correction = body.correction ?? false
             if !entry.correction { try checkAlternates(db, userId: context.userId, entry) }
-            try db.execute(
-                sql: """
-                    INSERT INTO attendance (id, userId, kind, at, latitude, longitude, accuracy, source, note, correction,
-                        createdAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    entry.id, context.userId, entry.kind.rawValue, entry.at.ms, entry.latitude, entry.longitude,
-                    entry.accuracy, entry.source.rawValue, entry.note, entry.correction, now.ms,
-                ])
+            try AttendanceRow(entry, userId: context.userId).insert(db)
             try Outbox.append(db, type: AttendanceEvents.created, userId: context.userId, data: entry, at: now)
             return entry
         }
@@ -91,30 +72,25 @@ extension Records {
                         ORDER BY at DESC, id DESC LIMIT ?
                         """,
                     arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, sort: "at",
-                    key: { (e: AttendanceEntry) in (e.at.ms, nil, e.id) }, row: AttendanceEntry.init(row:))
+                    key: { (e: AttendanceEntry) in (e.at.ms, nil, e.id) }, row: { try AttendanceRow(row: $0).entry })
             }
         }
 
         router.read("records.attendance.latest") { (_: Empty, context) in
             try await database.read { db in
                 func latest(_ kind: AttendanceKind) throws -> AttendanceEntry? {
-                    try Row.fetchOne(
-                        db,
-                        sql: "SELECT * FROM attendance WHERE userId = ? AND kind = ? ORDER BY at DESC, id DESC LIMIT 1",
-                        arguments: [context.userId, kind.rawValue]
-                    ).map(AttendanceEntry.init(row:))
+                    try AttendanceRow.owned(by: context.userId).filter(AttendanceRow.Columns.kind == kind.rawValue)
+                        .order(AttendanceRow.Columns.at.desc, AttendanceRow.Columns.id.desc).fetchOne(db)?.entry
                 }
                 return AttendanceLatest(arrival: try latest(.arrival), departure: try latest(.departure))
             }
         }
 
         router.write("records.attendance.delete") { (body: IdBody, context, db) in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM attendance WHERE userId = ? AND id = ?", arguments: [context.userId, body.id])
-            else { throw notFound("attendance entry", body.id) }
-            let entry = AttendanceEntry(row: row)
-            try db.execute(sql: "DELETE FROM attendance WHERE userId = ? AND id = ?", arguments: [context.userId, entry.id])
+            guard let entry = try AttendanceRow.find(db, userId: context.userId, id: body.id)?.entry else {
+                throw notFound("attendance entry", body.id)
+            }
+            try AttendanceRow.delete(db, userId: context.userId, id: entry.id)
             try Outbox.append(
                 db, type: AttendanceEvents.deleted, userId: context.userId,
                 data: AttendanceDeleted(id: entry.id, userId: context.userId, kind: entry.kind, at: entry.at), at: now())
@@ -125,16 +101,16 @@ extension Records {
     /// The entries just before and just after `entry` in time order must be of the other kind.
     func checkAlternates(_ db: Database, userId: String, _ entry: AttendanceEntry) throws {
         let arguments: StatementArguments = [userId, entry.at.ms, entry.id]
-        let previous = try Row.fetchOne(
+        let previous = try AttendanceRow.fetchOne(
             db,
             sql: "SELECT * FROM attendance WHERE userId = ? AND (at, id) < (?, ?) ORDER BY at DESC, id DESC LIMIT 1",
             arguments: arguments
-        ).map(AttendanceEntry.init(row:))
-        let next = try Row.fetchOne(
+        )?.entry
+        let next = try AttendanceRow.fetchOne(
             db,
             sql: "SELECT * FROM attendance WHERE userId = ? AND (at, id) > (?, ?) ORDER BY at ASC, id ASC LIMIT 1",
             arguments: arguments
-        ).map(AttendanceEntry.init(row:))
+        )?.entry
         let other = entry.kind == .arrival ? "departure" : "arrival"
         if let previous, previous.kind == entry.kind {
             let what = entry.kind == .arrival ? "an arrival is still open" : "the last entry is already a departure"

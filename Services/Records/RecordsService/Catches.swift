@@ -61,34 +61,12 @@ struct Catch: Encodable, Sendable, Equatable {
         updatedAt = at
     }
 
-    init(row: Row) {
-        id = row["id"]
-        species = row["species"]
-        weight = Milli(row["weight"] as Int64)
-        weightUnit = WeightUnit(rawValue: row["weightUnit"]) ?? .kg
-        length = (row["length"] as Int64?).map { Milli(thousandths: $0) }
-        lengthUnit = (row["lengthUnit"] as String?).flatMap(LengthUnit.init(rawValue:))
-        bait = row["bait"]
-        water = Water(rawValue: row["water"]) ?? .fresh
-        latitude = row["latitude"]
-        longitude = row["longitude"]
-        caughtAt = Date(ms: row["caughtAt"])
-        note = row["note"]
-        released = row["released"]
-        photo = Photo(catchRow: row)
-        conditions = Conditions(
-            status: ConditionsStatus(rawValue: row["conditionsStatus"]) ?? .pending, reason: row["conditionsReason"],
-            summary: (row["conditionsSummary"] as String?).flatMap { try? JSONValue.parse($0) })
-        createdAt = Date(ms: row["createdAt"])
-        updatedAt = Date(ms: row["updatedAt"])
-    }
-
     static func find(_ db: Database, userId: String, id: String) throws -> Catch {
         guard
             let row = try Row.fetchOne(
                 db, sql: "SELECT * FROM catchView WHERE userId = ? AND id = ?", arguments: [userId, id])
         else { throw notFound("catch", id) }
-        return Catch(row: row)
+        return try CatchRow.fish(row)
     }
 
     /// The weight in milligrams, whatever its unit, so that lists sort kg and lb together.
@@ -97,14 +75,6 @@ struct Catch: Encodable, Sendable, Equatable {
         case .kg: weight.thousandths * 1000
         case .lb: (weight.thousandths * 45_359_237 + 50_000) / 100_000  // 1 lb = 453.59237 g
         }
-    }
-
-    var arguments: StatementArguments {
-        [
-            species, weight.thousandths, weightUnit.rawValue, weightMg, length?.thousandths, lengthUnit?.rawValue, bait,
-            water.rawValue, latitude, longitude, caughtAt.ms, note, released, photo?.hash, conditions.status.rawValue,
-            conditions.reason, conditions.summary?.jsonText, updatedAt.ms,
-        ]
     }
 
     /// Rules that hold whatever an add or update leaves.
@@ -290,14 +260,7 @@ extension Records {
                     try PhotoStore.reference(db, photo)
                     fish.photo = photo
                 }
-                try db.execute(
-                    sql: """
-                        INSERT INTO fishCatch (species, weight, weightUnit, weightMg, length, lengthUnit, bait, water, latitude,
-                            longitude, caughtAt, note, released, photoHash, conditionsStatus, conditionsReason,
-                            conditionsSummary, updatedAt, id, userId, createdAt)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: fish.arguments + [fish.id, context.userId, at.ms])
+                try CatchRow(fish, userId: context.userId).insert(db)
                 try Outbox.append(db, type: "catch.created", userId: context.userId, data: fish, at: at)
                 return fish
             }, settle: { await photos.settle($0.work) })
@@ -349,14 +312,7 @@ extension Records {
                 case .set: fish.photo = prepared.work.upload
                 }
                 if let photo = fish.photo, photo != before.photo { try PhotoStore.reference(db, photo) }
-                try db.execute(
-                    sql: """
-                        UPDATE fishCatch SET species = ?, weight = ?, weightUnit = ?, weightMg = ?, length = ?, lengthUnit = ?,
-                            bait = ?, water = ?, latitude = ?, longitude = ?, caughtAt = ?, note = ?, released = ?,
-                            photoHash = ?, conditionsStatus = ?, conditionsReason = ?, conditionsSummary = ?, updatedAt = ?
-                        WHERE id = ? AND userId = ?
-                        """,
-                    arguments: fish.arguments + [fish.id, context.userId])
+                try CatchRow(fish, userId: context.userId).update(db)
                 try Outbox.append(
                     db, type: "catch.updated", userId: context.userId,
                     data: CatchUpdated(record: fish, placeOrTimeChanged: placeOrTimeChanged, waterChanged: waterChanged), at: at)
@@ -370,8 +326,7 @@ extension Records {
             "records.catch.delete", prepare: { (body: IdBody, _) in WithPhoto(body: body, work: PhotoWork()) },
             { prepared, context, db in
                 let fish = try Catch.find(db, userId: context.userId, id: prepared.body.id)
-                try db.execute(
-                    sql: "DELETE FROM fishCatch WHERE userId = ? AND id = ?", arguments: [context.userId, fish.id])
+                try CatchRow.delete(db, userId: context.userId, id: fish.id)
                 if let photo = fish.photo { try PhotoStore.dereference(db, photo, work: prepared.work) }
                 try Outbox.append(
                     db, type: "catch.deleted", userId: context.userId,
@@ -443,7 +398,7 @@ extension Records {
                 try Pagination.page(
                     db, sql: sql, arguments: [context.userId, water, water] + after, limit: limit, sort: sort.rawValue,
                     key: key,
-                    row: Catch.init(row:))
+                    row: CatchRow.fish)
             }
         }
         bestsRoute(&router, database: database)
@@ -469,8 +424,8 @@ extension Records {
                         """,
                     arguments: [context.userId, water, water])
                 return CatchBests(
-                    bests: rows.map { row in
-                        let best = Catch(row: row)
+                    bests: try rows.map { row in
+                        let best = try CatchRow.fish(row)
                         return SpeciesBest(species: best.species, catches: row["speciesCatches"], best: best)
                     })
             }

@@ -16,22 +16,9 @@ extension Expense {
             updatedAt: at)
     }
 
-    init(row: Row) {
-        self.init(
-            id: row["id"], name: row["name"], description: row["description"], amountMinor: row["amountMinor"],
-            currency: row["currency"], date: Date(ms: row["date"]), category: row["category"],
-            createdAt: Date(ms: row["createdAt"]), updatedAt: Date(ms: row["updatedAt"]))
-    }
-
     static func find(_ db: Database, userId: String, id: String) throws -> Expense {
-        guard
-            let row = try Row.fetchOne(db, sql: "SELECT * FROM expense WHERE userId = ? AND id = ?", arguments: [userId, id])
-        else { throw notFound("expense", id) }
-        return Expense(row: row)
-    }
-
-    var arguments: StatementArguments {
-        [name, description, amountMinor, currency, date.ms, category, updatedAt.ms]
+        guard let row = try ExpenseRow.find(db, userId: userId, id: id) else { throw notFound("expense", id) }
+        return row.expense
     }
 
     /// The largest amount: 10^15 minor units (docs/protocol.md), exact as a JSON number.
@@ -58,13 +45,7 @@ extension Records {
                 expense.date = Date(ms: date.ms)
             }
             expense.category = try optionalText(body.category, "category", max: 40)
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO expense (name, description, amountMinor, currency, date, category, updatedAt, id, userId,
-                        createdAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: expense.arguments + [expense.id, context.userId, at.ms])
+            try ExpenseRow(expense, userId: context.userId).insert(db)
             try Outbox.append(db, type: ExpenseEvents.created, userId: context.userId, data: expense, at: at)
             return expense
         }
@@ -86,20 +67,14 @@ extension Records {
             }
             expense.category = try optionalText(body.category.applied(to: expense.category), "category", max: 40)
             expense.updatedAt = at
-            try db.execute(
-                sql: """
-                    UPDATE expense SET name = ?, description = ?, amountMinor = ?, currency = ?, date = ?, category = ?,
-                        updatedAt = ?
-                    WHERE id = ? AND userId = ?
-                    """,
-                arguments: expense.arguments + [expense.id, context.userId])
+            try ExpenseRow(expense, userId: context.userId).update(db)
             try Outbox.append(db, type: ExpenseEvents.updated, userId: context.userId, data: expense, at: at)
             return expense
         }
 
         router.write(ExpenseMethods.delete) { body, context, db in
             let expense = try Expense.find(db, userId: context.userId, id: body.id)
-            try db.execute(sql: "DELETE FROM expense WHERE userId = ? AND id = ?", arguments: [context.userId, expense.id])
+            try ExpenseRow.delete(db, userId: context.userId, id: expense.id)
             try Outbox.append(
                 db, type: ExpenseEvents.deleted, userId: context.userId,
                 data: ExpenseDeleted(id: expense.id, userId: context.userId), at: now())
@@ -150,7 +125,8 @@ extension Records {
             let arguments = filters
             return try await database.read { db in
                 try Pagination.page(
-                    db, sql: sql, arguments: arguments, limit: limit, sort: sort.rawValue, key: key, row: Expense.init(row:))
+                    db, sql: sql, arguments: arguments, limit: limit, sort: sort.rawValue, key: key,
+                    row: { try ExpenseRow(row: $0).expense })
             }
         }
     }

@@ -11,17 +11,6 @@ import Storage
 import Wire
 
 extension Fillup {
-    init(row: Row) {
-        self.init(
-            id: row["id"], vehicleId: row["vehicleId"], date: Date(ms: row["date"]),
-            odometer: (row["odometer"] as Int64?).map { Milli(thousandths: $0) },
-            trip: (row["trip"] as Int64?).map { Milli(thousandths: $0) }, volume: Milli(row["volume"] as Int64),
-            pricePerUnitMinor: Milli(thousandths: row["pricePerUnitMilliMinor"]), totalMinor: row["totalMinor"],
-            derived: PriceDerived(rawValue: row["derived"]) ?? .none, currency: row["currency"], full: row["full"],
-            missed: row["missed"], note: row["note"], createdAt: Date(ms: row["createdAt"]),
-            updatedAt: Date(ms: row["updatedAt"]))
-    }
-
     /// A new fill-up made at `at`, before the request's fields are applied.
     init(id: String, vehicleId: String, at: Date) {
         self.init(
@@ -31,17 +20,8 @@ extension Fillup {
     }
 
     static func find(_ db: Database, userId: String, id: String) throws -> Fillup {
-        guard
-            let row = try Row.fetchOne(db, sql: "SELECT * FROM fillup WHERE userId = ? AND id = ?", arguments: [userId, id])
-        else { throw notFound("fill-up", id) }
-        return Fillup(row: row)
-    }
-
-    var arguments: StatementArguments {
-        [
-            date.ms, odometer?.thousandths, trip?.thousandths, volume.thousandths, pricePerUnitMinor.thousandths, totalMinor,
-            derived.rawValue, currency, full, missed, note, updatedAt.ms,
-        ]
+        guard let row = try FillupRow.find(db, userId: userId, id: id) else { throw notFound("fill-up", id) }
+        return row.fillup
     }
 }
 
@@ -73,13 +53,7 @@ extension Records {
             fillup.note = try optionalText(body.note, "note", max: 500)
             try fillup.validate()
             try checkOdometer(db, userId: context.userId, fillup)
-            try db.execute(
-                sql: """
-                    INSERT INTO fillup (date, odometer, trip, volume, pricePerUnitMilliMinor, totalMinor, derived, currency,
-                        full, missed, note, updatedAt, id, userId, vehicleId, createdAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: fillup.arguments + [fillup.id, context.userId, fillup.vehicleId, at.ms])
+            try FillupRow(fillup, userId: context.userId).insert(db)
             try Outbox.append(db, type: FuelEvents.fillupCreated, userId: context.userId, data: fillup, at: at)
             return fillup
         }
@@ -106,20 +80,14 @@ extension Records {
             fillup.updatedAt = at
             try fillup.validate()
             try checkOdometer(db, userId: context.userId, fillup)
-            try db.execute(
-                sql: """
-                    UPDATE fillup SET date = ?, odometer = ?, trip = ?, volume = ?, pricePerUnitMilliMinor = ?, totalMinor = ?,
-                        derived = ?, currency = ?, full = ?, missed = ?, note = ?, updatedAt = ?
-                    WHERE id = ? AND userId = ?
-                    """,
-                arguments: fillup.arguments + [fillup.id, context.userId])
+            try FillupRow(fillup, userId: context.userId).update(db)
             try Outbox.append(db, type: FuelEvents.fillupUpdated, userId: context.userId, data: fillup, at: at)
             return fillup
         }
 
         router.write(FuelMethods.fillupDelete) { body, context, db in
             let fillup = try Fillup.find(db, userId: context.userId, id: body.id)
-            try db.execute(sql: "DELETE FROM fillup WHERE userId = ? AND id = ?", arguments: [context.userId, fillup.id])
+            try FillupRow.delete(db, userId: context.userId, id: fillup.id)
             try Outbox.append(
                 db, type: FuelEvents.fillupDeleted, userId: context.userId,
                 data: FillupDeleted(id: fillup.id, userId: context.userId, vehicleId: fillup.vehicleId), at: now())
@@ -138,17 +106,15 @@ extension Records {
                         ORDER BY date DESC, id DESC LIMIT ?
                         """,
                     arguments: [context.userId, vehicle, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit,
-                    sort: "date", key: { (f: Fillup) in (f.date.ms, nil, f.id) }, row: Fillup.init(row:))
+                    sort: "date", key: { (f: Fillup) in (f.date.ms, nil, f.id) }, row: { try FillupRow(row: $0).fillup })
             }
         }
     }
 
     /// The caller's vehicle with this id, or `not_found` naming `vehicleId`.
     func vehicleOf(_ db: Database, userId: String, id: String) throws -> String {
-        guard
-            try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id]) != nil
-        else { throw ServiceError(.notFound, "vehicle \(id) not found", field: "vehicleId") }
+        let missing = try VehicleRow.owned(by: userId).filter(VehicleRow.Columns.id == id).isEmpty(db)
+        guard !missing else { throw ServiceError(.notFound, "vehicle \(id) not found", field: "vehicleId") }
         return id
     }
 

@@ -91,20 +91,6 @@ struct Photo: Codable, Sendable, Equatable {
     var height: Int
     var thumbnail: PhotoThumbnail
 
-    /// Reads the `photo*` columns of the `catchView` row; nil when the catch has none.
-    init?(catchRow row: Row) {
-        guard let hash = row["photoHash"] as String?, let contentType = row["photoContentType"] as String? else {
-            return nil
-        }
-        self.hash = hash
-        self.contentType = contentType
-        bytes = row["photoBytes"]
-        width = row["photoWidth"]
-        height = row["photoHeight"]
-        thumbnail = PhotoThumbnail(
-            hash: row["photoThumbHash"], width: row["photoThumbWidth"], height: row["photoThumbHeight"])
-    }
-
     init(hash: String, contentType: String, bytes: Int, width: Int, height: Int, thumbnail: PhotoThumbnail) {
         self.hash = hash
         self.contentType = contentType

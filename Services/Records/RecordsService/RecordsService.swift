@@ -56,33 +56,31 @@ public enum RecordsService {
     }
 }
 
-/// Builds the whole records service for `main`: its host on the stack's records database,
-/// the session cache and both consumers of auth's events.
 /// With shards (LOGBOOK_RECORDS_SHARDS > 1) this process is the shard LOGBOOK_RECORDS_SHARD
 /// names, under its instance name (`records`, `records-2`, …: its own endpoints, database and
 /// photos) and with its guard around every route (Shards.swift).
-public func makeRecordsService(stack: StackConfiguration, logger: Logger) throws -> [any Service] {
-    let shard = try stack.ownRecordsShard()
-    let instance = StackConfiguration.recordsInstance(shard)
-    let sessions = try AuthSessions(configuration: stack, logger: logger)
-    let host = try ServiceHost(
-        descriptor: ServiceDescriptor(name: instance), database: stack.databaseSettings(instance),
-        migrator: RecordsService.migrator, eventsEndpoint: stack.eventsEndpoint(instance), curve: stack.curve,
-        logger: logger)
-    let photoSettings = try PhotoSettings(stack: stack, instance: instance)
-    let photos = PhotoStore(settings: photoSettings, database: host.database, logger: host.logger)
-    host.backUpAlso(photoSettings.directory)
-    let shardGuard = try ShardGuard(shard: shard, database: host.database)
-    var router = RecordsService.router(host: host, photos: photos)
-    RecordsService.registerShardMoves(&router, guard: shardGuard, photos: photos)
-    let dispatcher = host.dispatcher(router: router.wrapped(shardGuard.around), sessions: sessions.cache)
-    let purge = try host.consumer(
-        of: "auth", configuration: stack, types: [AuthEvents.userDeleted], handler: RecordsService.applyAuthEvent)
-    let conditions = try host.consumer(
-        of: "weather-fetcher", configuration: stack, handler: RecordsService.applyWeatherEvent)
-    return host.services(
-        dispatcher: dispatcher, endpoint: stack.endpoint(instance),
-        extra: [sessions.consumer, purge, conditions, photos.sweeper()])
+extension RecordsService: LogbookService {
+    public static func instance(in configuration: StackConfiguration) throws -> String {
+        StackConfiguration.recordsInstance(try configuration.ownRecordsShard())
+    }
+
+    /// Every method behind the shard guard, the photo sweeper, and the consumers of auth's
+    /// `user.deleted` and weather-fetcher's conditions.
+    public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
+        let photoSettings = try PhotoSettings(stack: configuration, instance: host.descriptor.name)
+        let photos = PhotoStore(settings: photoSettings, database: host.database, logger: host.logger)
+        host.backUpAlso(photoSettings.directory)
+        let shardGuard = try ShardGuard(shard: try configuration.ownRecordsShard(), database: host.database)
+        var router = router(host: host, photos: photos)
+        registerShardMoves(&router, guard: shardGuard, photos: photos)
+        return ServiceAssembly(
+            router: router.wrapped(shardGuard.around),
+            subscriptions: [
+                Subscription("auth", types: [AuthEvents.userDeleted], handler: applyAuthEvent),
+                Subscription("weather-fetcher", handler: applyWeatherEvent),
+            ],
+            extra: [photos.sweeper()])
+    }
 }
 
 /// What every handler shares: the database for reads, the photo store and the clock.

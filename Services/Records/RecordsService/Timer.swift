@@ -25,14 +25,12 @@ extension TimerState {
     }
 
     static func load(_ db: Database, userId: String, activityId: String, now: Date) throws -> TimerState {
-        guard
-            let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, activityId])
-        else { return .idle(activityId, now: now) }
+        guard let row = try TimerRow.find(db, userId: userId, activityId: activityId) else {
+            return .idle(activityId, now: now)
+        }
         var timer = TimerState(
-            activityId: activityId, state: TimerPhase(rawValue: row["state"]) ?? .stopped,
-            accumulatedMs: row["accumulatedMs"], runningSince: (row["runningSince"] as Int64?).map(Date.init(ms:)),
-            startedAt: Date(ms: row["startedAt"]), elapsedMs: 0, at: now)
+            activityId: activityId, state: TimerPhase(rawValue: row.state) ?? .stopped, accumulatedMs: row.accumulatedMs,
+            runningSince: row.runningSince.map(Date.init(ms:)), startedAt: Date(ms: row.startedAt), elapsedMs: 0, at: now)
         timer.elapsedMs = timer.elapsed(at: now)
         return timer
     }

@@ -7,22 +7,10 @@ import Runtime
 import Storage
 import Wire
 
-
 extension Vehicle {
-    init(row: Row) {
-        self.init(
-            id: row["id"], nickname: row["nickname"], make: row["make"], model: row["model"], year: row["year"],
-            distanceUnit: DistanceUnit(rawValue: row["distanceUnit"]) ?? .mi,
-            volumeUnit: VolumeUnit(rawValue: row["volumeUnit"]) ?? .gal, createdAt: Date(ms: row["createdAt"]),
-            updatedAt: Date(ms: row["updatedAt"]))
-    }
-
     static func find(_ db: Database, userId: String, id: String) throws -> Vehicle {
-        guard
-            let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
-        else { throw notFound("vehicle", id) }
-        return Vehicle(row: row)
+        guard let row = try VehicleRow.find(db, userId: userId, id: id) else { throw notFound("vehicle", id) }
+        return row.vehicle
     }
 }
 
@@ -37,15 +25,7 @@ extension Records {
             vehicle.make = try optionalText(body.make, "make", max: 60)
             vehicle.model = try optionalText(body.model, "model", max: 60)
             vehicle.year = try checkedYear(body.year, now: at)
-            try db.execute(
-                sql: """
-                    INSERT INTO vehicle (id, userId, nickname, make, model, year, distanceUnit, volumeUnit, createdAt, updatedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    vehicle.id, context.userId, vehicle.nickname, vehicle.make, vehicle.model, vehicle.year,
-                    vehicle.distanceUnit.rawValue, vehicle.volumeUnit.rawValue, at.ms, at.ms,
-                ])
+            try VehicleRow(vehicle, userId: context.userId).insert(db)
             try Outbox.append(db, type: FuelEvents.vehicleCreated, userId: context.userId, data: vehicle, at: at)
             return vehicle
         }
@@ -64,27 +44,16 @@ extension Records {
             if let unit = body.distanceUnit { vehicle.distanceUnit = unit }
             if let unit = body.volumeUnit { vehicle.volumeUnit = unit }
             vehicle.updatedAt = at
-            try db.execute(
-                sql: """
-                    UPDATE vehicle SET nickname = ?, make = ?, model = ?, year = ?, distanceUnit = ?, volumeUnit = ?,
-                        updatedAt = ?
-                    WHERE userId = ? AND id = ?
-                    """,
-                arguments: [
-                    vehicle.nickname, vehicle.make, vehicle.model, vehicle.year, vehicle.distanceUnit.rawValue,
-                    vehicle.volumeUnit.rawValue, at.ms, context.userId, vehicle.id,
-                ])
+            try VehicleRow(vehicle, userId: context.userId).update(db)
             try Outbox.append(db, type: FuelEvents.vehicleUpdated, userId: context.userId, data: vehicle, at: at)
             return vehicle
         }
 
         router.write(FuelMethods.vehicleDelete) { body, context, db in
             let vehicle = try Vehicle.find(db, userId: context.userId, id: body.id)
-            let fillups =
-                try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM fillup WHERE userId = ? AND vehicleId = ?",
-                    arguments: [context.userId, vehicle.id]) ?? 0
-            try db.execute(sql: "DELETE FROM vehicle WHERE userId = ? AND id = ?", arguments: [context.userId, vehicle.id])
+            let fillups = try FillupRow.owned(by: context.userId).filter(FillupRow.Columns.vehicleId == vehicle.id)
+                .fetchCount(db)
+            try VehicleRow.delete(db, userId: context.userId, id: vehicle.id)
             try Outbox.append(
                 db, type: FuelEvents.vehicleDeleted, userId: context.userId,
                 data: VehicleDeleted(id: vehicle.id, userId: context.userId, fillupsDeleted: fillups), at: now())
@@ -102,7 +71,7 @@ extension Records {
                         ORDER BY createdAt DESC, id DESC LIMIT ?
                         """,
                     arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, sort: "created",
-                    key: { (v: Vehicle) in (v.createdAt.ms, nil, v.id) }, row: Vehicle.init(row:))
+                    key: { (v: Vehicle) in (v.createdAt.ms, nil, v.id) }, row: { try VehicleRow(row: $0).vehicle })
             }
         }
     }

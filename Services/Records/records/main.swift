@@ -1,9 +1,6 @@
-// The records service: the five logbooks' data, served over ZeroMQ. Configuration comes
-// from the stack's file and environment (see docs/operations); everything else is built by
-// `makeRecordsService`, which tests can call too.
+// The records service executable: everything is built by `RecordsService`
+// (RecordsService.swift) through the runtime's one service shape (LogbookService.swift).
 import RecordsService
 import Runtime
 
-await ServiceMain.run(RecordsService.name) { stack, logger in
-    try makeRecordsService(stack: stack, logger: logger)
-}
+await ServiceMain.run(RecordsService.self)

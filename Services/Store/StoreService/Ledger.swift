@@ -121,9 +121,6 @@ enum Ledger {
         try append(
             db, id: ledgerId, userId: userId, kind: .purchase, amountCents: -price, durationMs: nil, wallet: wallet,
             reference: itemId, at: at)
-        try Outbox.append(
-            db, type: "store.purchased", userId: userId,
-            data: PurchasedEvent(itemId: itemId, priceCents: price, ledgerId: ledgerId), at: at)
         return PurchaseResult(
             itemId: itemId, name: name, priceCents: price, ledgerId: ledgerId, purchasedAt: at,
             wallet: WalletView(wallet))

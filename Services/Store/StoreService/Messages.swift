@@ -107,13 +107,6 @@ public struct QuoteResult: Codable, Sendable, Equatable {
     public var day: String?
 }
 
-/// `store.purchased`, published through the outbox.
-public struct PurchasedEvent: Codable, Sendable, Equatable {
-    public var itemId: String
-    public var priceCents: Int64
-    public var ledgerId: String
-}
-
 /// records' `time.deleted`.
 struct TimeDeleted: Decodable {
     var id: String

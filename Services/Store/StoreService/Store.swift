@@ -44,6 +44,20 @@ public struct StoreSettings: Sendable {
     }
 }
 
+/// Its state comes from every records shard's `time.*` events (each shard with its own
+/// checkpoint) and auth's `user.deleted`.
+extension Store: LogbookService {
+    public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
+        let store = Store(host: host, settings: try StoreSettings(configuration: configuration))
+        return ServiceAssembly(
+            router: store.router(),
+            subscriptions: [
+                Subscription("records", feedsReplies: true, handler: store.applyRecordsEvent),
+                Subscription("auth", types: [AuthEvents.userDeleted], handler: store.applyAuthEvent),
+            ])
+    }
+}
+
 public final class Store: Sendable {
     public static let name = "store"
     public static let attribution = "Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)"
@@ -60,25 +74,6 @@ public final class Store: Sendable {
         self.settings = settings
         logger = host.logger
         quotes = DailyQuotes(database: host.database, settings: settings, logger: host.logger)
-    }
-
-    /// Opens store.sqlite and assembles everything the `store` executable runs.
-    public static func build(configuration: StackConfiguration, logger: Logger) throws -> [any Service] {
-        let host = try ServiceHost(
-            descriptor: ServiceDescriptor(name: name), database: configuration.databaseSettings(name),
-            migrator: migrator, eventsEndpoint: configuration.eventsEndpoint(name), curve: configuration.curve,
-            logger: logger)
-        let store = Store(host: host, settings: try StoreSettings(configuration: configuration))
-        let sessions = try AuthSessions(configuration: configuration, logger: host.logger)
-        let dispatcher = host.dispatcher(router: store.router(), sessions: sessions.cache)
-        // One consumer per records shard, each with its own checkpoint (Shards.swift).
-        let records = try configuration.recordsInstances.map {
-            try host.consumer(of: $0, configuration: configuration, feedsReplies: true, handler: store.applyRecordsEvent)
-        }
-        let auth = try host.consumer(
-            of: "auth", configuration: configuration, types: ["user.deleted"], handler: store.applyAuthEvent)
-        return host.services(
-            dispatcher: dispatcher, endpoint: configuration.endpoint(name), extra: [sessions.consumer] + records + [auth])
     }
 
     public func router() -> Router {

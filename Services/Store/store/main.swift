@@ -1,7 +1,6 @@
-// The store service executable: configuration in, services out, run until SIGTERM/SIGINT.
-import StoreService
+// The store service executable: everything is built by `Store` (Store.swift) through the
+// runtime's one service shape (LogbookService.swift).
 import Runtime
+import StoreService
 
-await ServiceMain.run("store") { configuration, logger in
-    try Store.build(configuration: configuration, logger: logger)
-}
+await ServiceMain.run(Store.self)

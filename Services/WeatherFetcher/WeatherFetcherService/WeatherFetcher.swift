@@ -1,6 +1,6 @@
 // The weather-fetcher service assembled: its database, the job runner, the methods
 // (`weather.get`, `weather.conditions.get`) and the consumers of records' and auth's
-// events. `build(configuration:logger:)` is what the executable runs; tests build a
+// events. The executable runs it through the runtime's LogbookService; tests build a
 // `WeatherFetcher` directly with an in-process transport, a stub HTTP server and short
 // delays.
 import Foundation
@@ -25,13 +25,18 @@ public final class WeatherFetcher: Sendable {
     ///   - eventsEndpoint: where to publish `conditions.*`; nil publishes nothing (tests
     ///     read the outbox with `events.since`).
     ///   - curve: the stack's CURVE settings; nil serves plain.
-    public init(
+    public convenience init(
         database: DatabaseSettings, settings: WeatherFetcherSettings, eventsEndpoint: String?,
         curve: CurveSettings? = nil, logger: Logger
     ) throws {
-        host = try ServiceHost(
-            descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Jobs.migrator,
+        let host = try ServiceHost(
+            descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Self.migrator,
             eventsEndpoint: eventsEndpoint, curve: curve, logger: logger)
+        self.init(host: host, settings: settings)
+    }
+
+    init(host: ServiceHost, settings: WeatherFetcherSettings) {
+        self.host = host
         self.settings = settings
         let wakeup = Wakeup()
         fetcher = Fetcher(settings: settings, cache: ProviderCache(writer: host.database), logger: host.logger)
@@ -96,27 +101,27 @@ public final class WeatherFetcher: Sendable {
         }
         return router
     }
+}
 
-    /// Everything the executable runs: the server, the publisher, the session cache's
-    /// consumer, the consumers of records' and auth's events, and the job runner.
-    public static func build(configuration: StackConfiguration, logger: Logger) throws -> [any Service] {
-        let settings = try WeatherFetcherSettings(configuration: configuration)
-        let service = try WeatherFetcher(
-            database: configuration.databaseSettings(name), settings: settings,
-            eventsEndpoint: configuration.eventsEndpoint(name), curve: configuration.curve, logger: logger)
-        let sessions = try AuthSessions(configuration: configuration, logger: logger)
-        let dispatcher = service.host.dispatcher(router: service.router(), sessions: sessions.cache)
-        // One consumer per records shard. The results go out as this service's events, which
-        // every shard consumes; only the shard holding the catch has it pending and applies
-        // them (RecordsService, CatchConditions.swift).
-        let records = try configuration.recordsInstances.map {
-            try service.host.consumer(of: $0, configuration: configuration, types: ["catch."], handler: service.recordsHandler)
-        }
-        let auth = try service.host.consumer(
-            of: "auth", configuration: configuration, types: [AuthEvents.userDeleted], handler: service.authHandler)
-        return service.host.services(
-            dispatcher: dispatcher, endpoint: configuration.endpoint(name),
-            extra: [sessions.consumer] + records + [auth, service.runner])
+/// The job runner, and the consumers of every records shard's `catch.*` events and auth's
+/// `user.deleted`. The results go out as this service's events, which every shard consumes;
+/// only the shard holding the catch has it pending and applies them (RecordsService,
+/// CatchConditions.swift).
+extension WeatherFetcher: LogbookService {
+    public static var migrator: DatabaseMigrator { Jobs.migrator }
+
+    public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
+        try WeatherFetcher(host: host, settings: WeatherFetcherSettings(configuration: configuration)).assembly()
+    }
+
+    func assembly() -> ServiceAssembly {
+        ServiceAssembly(
+            router: router(),
+            subscriptions: [
+                Subscription("records", types: ["catch."], handler: recordsHandler),
+                Subscription("auth", types: [AuthEvents.userDeleted], handler: authHandler),
+            ],
+            extra: [runner])
     }
 }
 

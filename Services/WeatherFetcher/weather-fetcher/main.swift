@@ -1,7 +1,7 @@
 // weather-fetcher: real weather and tide for every catch (docs/protocol.md, "Weather-fetcher").
-import WeatherFetcherService
+// Everything is built by `WeatherFetcher` (WeatherFetcher.swift) through the runtime's one
+// service shape (LogbookService.swift).
 import Runtime
+import WeatherFetcherService
 
-await ServiceMain.run(WeatherFetcher.name) { configuration, logger in
-    try WeatherFetcher.build(configuration: configuration, logger: logger)
-}
+await ServiceMain.run(WeatherFetcher.self)

@@ -40,13 +40,6 @@ int lb_probe(const void *buf, size_t len, lb_image_info *info);
 /// truncation. Returns 0 or -1.
 int lb_thumbnail(const void *buf, size_t len, int size, void **out, size_t *outlen, int *width, int *height);
 
-/// A generated test image (noise and gradients) saved as `format`; `orientation` 1–8 is
-/// written as EXIF orientation (JPEG), 0 writes none. Returns 0 or -1.
-int lb_make_test_image(int width, int height, int format, int orientation, void **out, size_t *outlen);
-// A flat grey image of any size, which compresses to almost nothing: what a hostile upload
-// declaring huge dimensions in a small file looks like.
-int lb_make_flat_image(int width, int height, int format, void **out, size_t *outlen);
-
 /// The accumulated libvips error text (a copy; release with lb_free), and clears it.
 char *lb_error(void);
 
