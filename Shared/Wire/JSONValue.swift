@@ -1,7 +1,10 @@
 // Any JSON value, for the places that handle JSON they do not model: `logbook call`,
-// `$srv.*` answers, error details, event payloads passed through. Numbers are Doubles:
-// integers are exact up to 2^53, so typed values go on the wire through their own Codable
-// conformance, never through JSONValue.
+// `$srv.*` answers, error details, an event's payload as the consumer parsed it, and the
+// CLI's request plumbing (Context.send: the offline queue and the saved answers keep
+// bodies and results as JSON values). Numbers are Doubles: integers are exact up to 2^53,
+// and a decimal is its nearest Double, whose shortest text is the decimal again for up to
+// 15 significant digits; `decode` reads a Decimal (so a `Milli`) from that text. Typed
+// values (Contracts) are encoded and decoded through their own Codable conformance.
 import Foundation
 
 public enum JSONValue: Sendable, Equatable, Hashable {
