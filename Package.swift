@@ -114,7 +114,7 @@ let package = Package(
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
         // Outbound HTTP (AsyncHTTPClient on SwiftNIO), only in the parts that call public
-        // APIs: weather-fetcher, store, and `logbook status`.
+        // APIs: weather-fetcher and store (never the CLI).
         .target(
             name: "Outbound",
             dependencies: [
@@ -125,10 +125,16 @@ let package = Package(
         .target(name: "Imaging", dependencies: ["CVipsShim"], path: "Shared/Imaging", swiftSettings: swiftSettings),
 
         // MARK: The gateway CLI
+        // The local stack's supervisor and its files (pids, logs, lock), started and stopped
+        // by `logbook stack`; no argument parsing or printing.
+        .target(
+            name: "StackSupervisor", dependencies: ["Runtime", "Wire"], path: "Services/Gateway/StackSupervisor",
+            swiftSettings: swiftSettings),
         .target(
             name: "Gateway",
             dependencies: [
-                "Runtime", "Contracts", "Storage", "Wire", "Outbound", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "Contracts", "Storage", "Wire", "StackSupervisor",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -181,7 +187,7 @@ let package = Package(
             name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport", "Outbound"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "GatewayTests", dependencies: ["Gateway", "Contracts"], path: "Tests/GatewayTests",
+            name: "GatewayTests", dependencies: ["Gateway", "Contracts", "TestSupport"], path: "Tests/GatewayTests",
             swiftSettings: swiftSettings),
         // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
