@@ -146,7 +146,7 @@ let package = Package(
         .target(
             name: "HTTPGateway",
             dependencies: [
-                "Runtime", "Wire", "Gateway", .product(name: "Hummingbird", package: "hummingbird"),
+                "Runtime", "Contracts", "Wire", "Gateway", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

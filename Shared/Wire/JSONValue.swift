@@ -1,9 +1,10 @@
-// Any JSON value: `logbook call`, `$srv.*` answers, error details, every event's payload
-// (`Event.data`, decoded again by consumers with `decode`), and the request bodies and
-// results the CLI builds and reads by key. Numbers are Doubles: integers are exact up to
-// 2^53, and a decimal quantity that passes through here is a Double on the way (see
-// Quantities.swift). Typed request and result bodies a service decodes itself go through
-// their own Codable conformance instead.
+// Any JSON value, for the places that handle JSON they do not model: `logbook call`,
+// `$srv.*` answers, error details, an event's payload as the consumer parsed it, and the
+// CLI's request plumbing (Context.send: the offline queue and the saved answers keep
+// bodies and results as JSON values). Numbers are Doubles: integers are exact up to 2^53,
+// and a decimal is its nearest Double, whose shortest text is the decimal again for up to
+// 15 significant digits; `decode` reads a Decimal (so a `Milli`) from that text. Typed
+// values (Contracts) are encoded and decoded through their own Codable conformance.
 import Foundation
 
 public enum JSONValue: Sendable, Equatable, Hashable {

@@ -3,7 +3,9 @@
 // router (Edge.swift) registers exactly these routes and the OpenAPI document
 // (OpenAPI.swift) is generated from them, so the two cannot drift apart. No rule of any
 // service is restated here: values go to the service as they came, the service validates.
+import Contracts
 import Foundation
+import Wire
 
 public struct Route: Sendable {
     public enum Method: String, Sendable, CaseIterable {
@@ -118,7 +120,8 @@ private let range: [Route.Field] = [.init("from"), .init("to")]
 
 private let vehicleFields: [Route.Field] = [
     .init("nickname"), .init("make", nullable: true), .init("model", nullable: true), .init("year", .integer, nullable: true),
-    .init("distanceUnit", values: ["mi", "km"]), .init("volumeUnit", values: ["gal", "l", "ukgal"]),
+    .init("distanceUnit", values: DistanceUnit.allCases.map(\.rawValue)),
+    .init("volumeUnit", values: VolumeUnit.allCases.map(\.rawValue)),
 ]
 private let fillupFields: [Route.Field] = [
     .init("date", .dateTime), .init("odometer", .number, nullable: true), .init("trip", .number, nullable: true),
@@ -207,7 +210,7 @@ public enum Routes {
         .write(.post, "/v1/expenses", "records", "records.expense.add", "Add an expense", tag: "expenses",
                body: required(notNull(expenseFields), ["name", "amountMinor"]), status: 201).creating("/v1/expenses/{id}"),
         .read("/v1/expenses", "records", "records.expense.list", "List expenses", tag: "expenses",
-              query: range + [.init("category"), .init("sort", values: ["date", "amount"])] + paging, answer: .page()).offering(.csv),
+              query: range + [.init("category"), .init("sort", values: ExpenseSort.allCases.map(\.rawValue))] + paging, answer: .page()).offering(.csv),
         .read("/v1/expenses/{id}", "records", "records.expense.get", "An expense", tag: "expenses", id: "id"),
         .write(.patch, "/v1/expenses/{id}", "records", "records.expense.update", "Change an expense", tag: "expenses", id: "id", body: expenseFields),
         .write(.delete, "/v1/expenses/{id}", "records", "records.expense.delete", "Delete an expense", tag: "expenses", id: "id", bodyRequired: false),
@@ -215,9 +218,9 @@ public enum Routes {
 
     static let attendance: [Route] = [
         .write(.post, "/v1/attendance", "records", "records.attendance.add", "Record an arrival or departure", tag: "attendance",
-               body: [.init("kind", required: true, values: ["arrival", "departure"]), .init("at", .dateTime), .init("latitude", .number),
+               body: [.init("kind", required: true, values: AttendanceKind.allCases.map(\.rawValue)), .init("at", .dateTime), .init("latitude", .number),
                       .init("longitude", .number), .init("accuracy", .number),
-                      .init("source", required: true, values: ["ios", "android", "web", "cli", "company"]), .init("note"),
+                      .init("source", required: true, values: AttendanceSource.allCases.map(\.rawValue)), .init("note"),
                       .init("correction", .boolean)], status: 201).creating("/v1/attendance/{id}"),
         .read("/v1/attendance", "records", "records.attendance.list", "List attendance entries", tag: "attendance", query: paging, answer: .page())
             .offering(.csv, .geojson),

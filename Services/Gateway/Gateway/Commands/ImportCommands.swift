@@ -86,8 +86,12 @@ struct UnitOptions: ParsableArguments {
     var car: String?
 
     func validate() throws {
-        if let distanceUnit, !["mi", "km"].contains(distanceUnit) { throw ValidationError("--distance-unit must be mi or km") }
-        if let volumeUnit, !["gal", "l", "ukgal"].contains(volumeUnit) { throw ValidationError("--volume-unit must be gal, l or ukgal") }
+        if let distanceUnit, DistanceUnit(rawValue: distanceUnit) == nil {
+            throw ValidationError("--distance-unit must be mi or km")
+        }
+        if let volumeUnit, VolumeUnit(rawValue: volumeUnit) == nil {
+            throw ValidationError("--volume-unit must be gal, l or ukgal")
+        }
     }
 
     func apply(_ s: inout ImportSettings) {
