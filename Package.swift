@@ -14,7 +14,7 @@ let swiftSettings: [SwiftSetting] = [
 /// types, storage, GRDB, logging and service lifecycle; `dependencies` adds its own.
 struct ServiceTargets {
     static let common: [Target.Dependency] = [
-        "Runtime", "Wire", "Storage", .product(name: "GRDB", package: "GRDB.swift"),
+        "Runtime", "Contracts", "Wire", "Storage", .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
     ]
@@ -78,6 +78,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // TLS in the edge (HummingbirdTLS): swift-nio-ssl, which builds BoringSSL from source.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Outbound HTTP to the weather, tide and quote APIs.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // MARK: C libraries from Debian
@@ -96,6 +98,9 @@ let package = Package(
         // MARK: Shared libraries
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ", swiftSettings: swiftSettings),
         .target(name: "Wire", dependencies: ["CSodium"], path: "Shared/Wire", swiftSettings: swiftSettings),
+        // Every method's request and result, every event payload: one definition for the
+        // services, the CLI, analytics and any other client.
+        .target(name: "Contracts", dependencies: ["Wire"], path: "Shared/Contracts", swiftSettings: swiftSettings),
         .target(
             name: "Storage",
             dependencies: ["Wire", .product(name: "GRDB", package: "GRDB.swift")],
@@ -103,21 +108,33 @@ let package = Package(
         .target(
             name: "Runtime",
             dependencies: [
-                "ZMQ", "Wire", "Storage",
+                "ZMQ", "Wire", "Contracts", "Storage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/Runtime", swiftSettings: swiftSettings),
-        // Outbound HTTP (FoundationNetworking, and through it libcurl, TLS and Kerberos), only
-        // in the parts that call public APIs: weather-fetcher, store, and `logbook status`.
-        .target(name: "Outbound", dependencies: ["Runtime"], path: "Shared/Outbound", swiftSettings: swiftSettings),
+        // Outbound HTTP (AsyncHTTPClient on SwiftNIO), only in the parts that call public
+        // APIs: weather-fetcher and store (never the CLI).
+        .target(
+            name: "Outbound",
+            dependencies: [
+                "Runtime", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Shared/Outbound", swiftSettings: swiftSettings),
         .target(name: "Imaging", dependencies: ["CVipsShim"], path: "Shared/Imaging", swiftSettings: swiftSettings),
 
         // MARK: The gateway CLI
+        // The local stack's supervisor and its files (pids, logs, lock), started and stopped
+        // by `logbook stack`; no argument parsing or printing.
+        .target(
+            name: "StackSupervisor", dependencies: ["Runtime", "Wire"], path: "Services/Gateway/StackSupervisor",
+            swiftSettings: swiftSettings),
         .target(
             name: "Gateway",
             dependencies: [
-                "Runtime", "Storage", "Wire", "Outbound", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Runtime", "Contracts", "Storage", "Wire", "StackSupervisor",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
@@ -170,13 +187,13 @@ let package = Package(
             name: "RuntimeTests", dependencies: ["Runtime", "ZMQ", "TestSupport", "Outbound"], path: "Tests/RuntimeTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "GatewayTests", dependencies: ["Gateway"], path: "Tests/GatewayTests",
+            name: "GatewayTests", dependencies: ["Gateway", "Contracts", "TestSupport"], path: "Tests/GatewayTests",
             swiftSettings: swiftSettings),
         // Starts the real executables: depending on them makes `swift test` build them.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Runtime", "Wire", "TestSupport", "Imaging", "logbook", "logbook-http", "HTTPGateway",
+                "Runtime", "Contracts", "Wire", "TestSupport", "Imaging", "logbook", "logbook-http", "HTTPGateway",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),

@@ -1,12 +1,15 @@
 // Outbound HTTP for the services that read public APIs (weather, tide, quotes).
-// URLSession from FoundationNetworking: it ships with the toolchain, so it costs no extra
-// build time, and a GET with a timeout is all these APIs need. Every base URL is a setting.
-// A module of its own, so the services that make no HTTP calls do not load FoundationNetworking.
+// AsyncHTTPClient on SwiftNIO (already built for the HTTP edge): a GET with one deadline
+// over the whole exchange, a cap on the body, and cancellation that ends the request.
+// It replaced URLSession from FoundationNetworking, whose task registry traps the process
+// when a task is cancelled at the wrong moment (seen once in the suite, in
+// WeatherFetcherTests) — a cancel is routine here: every shutdown cancels the fetches in
+// flight. A module of its own, so the services that make no HTTP calls do not link it.
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 import Runtime
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 public struct HTTPResponse: Sendable {
     public var status: Int
@@ -21,9 +24,9 @@ public struct HTTPResponse: Sendable {
 }
 
 public enum HTTPError: Error, CustomStringConvertible, Sendable {
-    /// No answer in time.
+    /// No whole answer in time.
     case timedOut(url: String)
-    /// Connection refused, DNS failure, TLS failure, …
+    /// Connection refused, DNS failure, TLS failure, an answer too large, …
     case transport(url: String, reason: String)
 
     public var description: String {
@@ -35,52 +38,85 @@ public enum HTTPError: Error, CustomStringConvertible, Sendable {
 }
 
 public struct HTTPClient: Sendable {
+    /// For the whole exchange: connecting, the head and the body.
     public var timeout: Duration
     public var userAgent: String
-    private let session: URLSession
+    /// Larger bodies are refused (`HTTPError.transport`): no provider answer is near it,
+    /// and a misbehaving server must not grow a service's memory without bound.
+    public var maxBodyBytes: Int
 
-    /// - Parameter timeout: for the whole request, in whole seconds (at least 1).
-    public init(timeout: Duration = .seconds(10), userAgent: String = "logbook/\(LogbookVersion.current)") {
+    public init(
+        timeout: Duration = .seconds(10), userAgent: String = "logbook/\(LogbookVersion.current)",
+        maxBodyBytes: Int = 4 << 20
+    ) {
         self.timeout = timeout
         self.userAgent = userAgent
-        let configuration = URLSessionConfiguration.ephemeral
-        // swift-corelibs-foundation hands libcurl whole seconds: a timeout under one second
-        // becomes an immediate time-out. Round up, never below one second.
-        let exact = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        let seconds = max(1, exact.rounded(.up))
-        configuration.timeoutIntervalForRequest = seconds
-        configuration.timeoutIntervalForResource = seconds
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        // No cache at all: with one, swift-corelibs-foundation looks a request up on a
-        // background queue before the task has a protocol, and a cancel landing in that
-        // window traps the process ("a task that is not in the registry").
-        configuration.urlCache = nil
-        session = URLSession(configuration: configuration)
+        self.maxBodyBytes = maxBodyBytes
     }
 
     /// GETs `url`; any HTTP status is a response (the caller decides), only a transport
-    /// failure or a timeout throws.
+    /// failure or a timeout throws. Cancelling the calling task ends the request.
     public func get(_ url: URL) async throws -> HTTPResponse {
-        var request = URLRequest(url: url)
-        request.httpMethod = "GET"
-        request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        do {
-            let (data, response) = try await session.data(for: request)
-            guard let http = response as? HTTPURLResponse else {
-                throw HTTPError.transport(url: url.absoluteString, reason: "not an HTTP response")
-            }
+        let address = url.absoluteString
+        var request = HTTPClientRequest(url: address)
+        request.method = .GET
+        request.headers.add(name: "User-Agent", value: userAgent)
+        request.headers.add(name: "Accept", value: "application/json")
+        let prepared = request
+        let limit = maxBodyBytes
+        // The deadline covers connecting and the head; the race below covers the body too.
+        let exchange: @Sendable () async throws -> HTTPResponse = {
+            let response = try await outboundClient.execute(prepared, timeout: .nanoseconds(Int64(timeout.nanoseconds)))
+            let buffer = try await response.body.collect(upTo: limit)
             var headers: [String: String] = [:]
-            for (key, value) in http.allHeaderFields {
-                headers[String(describing: key).lowercased()] = String(describing: value)
+            for (name, value) in response.headers {
+                let key = name.lowercased()
+                headers[key] = headers[key].map { $0 + ", " + value } ?? value
             }
-            return HTTPResponse(status: http.statusCode, body: data, headers: headers)
-        } catch let error as URLError where error.code == .timedOut {
-            throw HTTPError.timedOut(url: url.absoluteString)
+            return HTTPResponse(status: Int(response.status.code), body: Data(buffer.readableBytesView), headers: headers)
+        }
+        do {
+            return try await withThrowingTaskGroup(of: HTTPResponse?.self) { group in
+                group.addTask { try await exchange() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let response = first else {
+                    throw HTTPError.timedOut(url: address)
+                }
+                return response
+            }
         } catch let error as HTTPError {
             throw error
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .connectTimeout {
+            throw HTTPError.timedOut(url: address)
+        } catch let error as NIOTooManyBytesError {
+            throw HTTPError.transport(url: address, reason: "answer larger than \(error.maxBytes.map { "\($0)" } ?? "\(limit)") bytes")
         } catch {
-            throw HTTPError.transport(url: url.absoluteString, reason: "\(error.localizedDescription)")
+            // A cancelled fetch is a transport failure like any other: the job stays pending.
+            throw HTTPError.transport(url: address, reason: "\(error)")
         }
+    }
+}
+
+/// One client for the process (its connection pool is shared by every caller), on the
+/// default event loop group; a global, so it is never deinitialised and needs no shutdown.
+/// A refused connection fails at once (no retrying until the deadline: the caller has its
+/// own retry policy); redirects are followed a few times; no decompression (the request
+/// asks for none).
+private let outboundClient: AsyncHTTPClient.HTTPClient = {
+    var configuration = AsyncHTTPClient.HTTPClient.Configuration(
+        redirectConfiguration: .follow(max: 5, allowCycles: false),
+        timeout: .init(connect: .seconds(10), read: .seconds(30)))
+    configuration.connectionPool.retryConnectionEstablishment = false
+    return AsyncHTTPClient.HTTPClient(eventLoopGroup: AsyncHTTPClient.HTTPClient.defaultEventLoopGroup, configuration: configuration)
+}()
+
+extension Duration {
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

@@ -95,7 +95,7 @@ public final class Dispatcher: Sendable {
             let result = try await run(header: header, frame: frame, logger: logger)
             record(method: statsName(header.method), duration: clock.now - start, error: nil)
             // A read answered while a projection it is computed from is behind says so.
-            let freshness = routes[header.method]?.kind == .read ? health?.freshness : nil
+            let freshness = routes[header.method].map { $0.kind != .write } == true ? health?.freshness : nil
             return Self.encodeSuccess(id: header.id, resultJSON: result, freshness: freshness)
         } catch {
             let mapped = ServiceError.from(error)

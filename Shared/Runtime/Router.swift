@@ -1,6 +1,7 @@
 // Routes: method name → typed handler. Handlers take Codable bodies and never see sockets.
 // Reads run concurrently; writes run inside the service's group-committed transaction with
 // idempotency handled here, once, for every service.
+import Contracts
 import Foundation
 import GRDB
 import Logging
@@ -81,9 +82,8 @@ public struct Route: Sendable {
     /// Runs the handler on the request frame; returns the result's JSON.
     let handle: @Sendable (_ frame: Data, _ context: RequestContext) async throws -> Data
 
-    public enum Kind: String, Sendable, Codable {
-        case read, write
-    }
+    /// read, write or own-write (Contracts' `RouteKind`).
+    public typealias Kind = RouteKind
 }
 
 public struct Router: Sendable {
@@ -98,13 +98,48 @@ public struct Router: Sendable {
         self.commits = commits
     }
 
-    /// A method that changes nothing (or manages its own writes).
+    /// A method that changes nothing.
     public mutating func read<Body: Decodable & Sendable, Result: Encodable & Sendable>(
         _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
         _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
     ) {
+        unlogged(method, kind: .read, access: access, maxBytes: maxBytes, handler)
+    }
+
+    /// A method that writes rows of its own, in transactions of its own: not group-committed,
+    /// not answered from the idempotency log (`auth.login`, `store.quote`, shard-move steps).
+    public mutating func ownWrite<Body: Decodable & Sendable, Result: Encodable & Sendable>(
+        _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
+    ) {
+        unlogged(method, kind: .ownWrite, access: access, maxBytes: maxBytes, handler)
+    }
+
+    /// A read (or own-write) method of the contract: its name, kind, request and result
+    /// types come from Contracts.
+    public mutating func read<Body, Result>(
+        _ method: Method<Body, Result>, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
+    ) {
+        precondition(method.kind != .write, "\(method.name) is a write: register it with write(_:)")
+        unlogged(method.name, kind: method.kind, access: access, maxBytes: maxBytes, handler)
+    }
+
+    /// A group-committed write of the contract.
+    public mutating func write<Body, Result>(
+        _ method: Method<Body, Result>, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        _ handler: @escaping @Sendable (Body, RequestContext, Database) throws -> Result
+    ) {
+        precondition(method.kind == .write, "\(method.name) is a \(method.kind.rawValue): register it with read(_:)")
+        write(method.name, access: access, maxBytes: maxBytes, handler)
+    }
+
+    private mutating func unlogged<Body: Decodable & Sendable, Result: Encodable & Sendable>(
+        _ method: String, kind: RouteKind, access: Access, maxBytes: Int,
+        _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
+    ) {
         add(
-            Route(method: method, access: access, kind: .read, maxBytes: maxBytes) { frame, context in
+            Route(method: method, access: access, kind: kind, maxBytes: maxBytes) { frame, context in
                 let body = try Self.decodeBody(Body.self, from: frame)
                 return try WireCoding.encode(try await handler(body, context))
             })

@@ -2,8 +2,9 @@
 // once off the wire), without writing it back to JSON text and parsing that again: a
 // projection replaying its history decodes every event's payload, and the round trip was
 // most of the cost. It reads what `WireCoding.decoder` reads: times as ISO-8601 strings
-// (WireTime), integers only from whole numbers in range; Data, URL and Decimal go through
-// WireCoding.decoder (the few values that have them).
+// (WireTime), integers only from whole numbers in range; a Decimal from a number's shortest
+// text; Data, URL and other Decimals go through WireCoding.decoder (the few values that
+// have them).
 import Foundation
 
 struct JSONValueDecoder: Decoder {
@@ -52,6 +53,13 @@ struct JSONValueDecoder: Decoder {
                         debugDescription: "expected an ISO-8601 time with an offset, like 2026-05-01T14:45:00Z (got \"\(text)\")"))
             }
             return date as! T
+        }
+        // A number's Decimal from its shortest text, as JSONEncoder would write it ("11.2"):
+        // the quantities (`Milli`) of every fill-up and catch a projection replays come here.
+        if T.self == Decimal.self, case .number(let number) = value, number.isFinite,
+            let decimal = Decimal(string: "\(number)")
+        {
+            return decimal as! T
         }
         if T.self == Data.self || T.self == URL.self || T.self == Decimal.self {
             return try WireCoding.decoder.decode(T.self, from: WireCoding.encode(value))

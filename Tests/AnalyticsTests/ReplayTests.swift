@@ -39,10 +39,14 @@ import Wire
             try await h.feed("attendance.created", entry("a1-\(user)", "arrival", day(0, hour: 9)), user: user)
             try await h.feed("attendance.created", entry("d1-\(user)", "departure", day(0, hour: 17)), user: user)
             try await h.feed("attendance.created", entry("a2-\(user)", "arrival", day(1, hour: 9)), user: user)
-            try await h.feed("activity.created", ["id": .string("act-\(user)"), "name": "Piano"], user: user)
+            try await h.feed(
+                "activity.created", ["id": .string("act-\(user)"), "name": "Piano", "createdAt": time(day(0))], user: user)
             try await h.feed(
                 "time.saved",
-                ["id": .string("t-\(user)"), "activityId": .string("act-\(user)"), "durationMs": 3_600_000], user: user)
+                [
+                    "id": .string("t-\(user)"), "userId": .string(user), "activityId": .string("act-\(user)"),
+                    "durationMs": 3_600_000, "startedAt": time(day(1)), "savedAt": time(day(1)),
+                ], user: user)
             try await h.feed("catch.created", fish("c1-\(user)", species: "Pike", bait: "worm"), user: user)
             try await h.feed("catch.created", fish("c2-\(user)", species: "Perch", bait: "jig"), user: user)
             try await h.weather(

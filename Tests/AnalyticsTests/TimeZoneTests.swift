@@ -74,7 +74,7 @@ let tokyoNovemberFirst = WireTime.parse("2026-10-31T15:00:00Z")!
         #expect(london.groups() == ["2026-10-31": 100_300])
         // an expense added later lands in the current zone, and deleting it takes it back out
         try await h.feed("expense.created", expense("late", 50, on: tokyoNovemberFirst))
-        try await h.feed("expense.deleted", ["id": "late"])
+        try await h.feed("expense.deleted", ["id": "late", "userId": "alice"])
         let after = try #require(try await h.call("analytics.expense.summary", ["by": "day"]).currency("USD"))
         #expect(after.groups() == ["2026-10-31": 100_300])
         // another user is untouched

@@ -208,7 +208,8 @@ struct Workload {
                         "vehicle.created", user: user,
                         [
                             "id": .string("v\(user)"), "nickname": "Car", "distanceUnit": .string(units.0),
-                            "volumeUnit": .string(units.1),
+                            "volumeUnit": .string(units.1), "createdAt": .string(WireTime.format(start)),
+                            "updatedAt": .string(WireTime.format(start)),
                         ]))
             }
         }
@@ -220,9 +221,11 @@ struct Workload {
                 count[user] += 1
                 odometer[user] += Int64(200_000 + random.next(below: 400_000))  // 200–600 units, in thousandths
                 let n = count[user]
+                let date = JSONValue.string(WireTime.format(start.addingTimeInterval(Double(n) * 86_400)))
+                // a fill-up as records publishes it (Contracts' `Fillup`)
                 let data: JSONValue = [
-                    "id": .string("f\(user)-\(n)"), "vehicleId": .string("v\(user)"),
-                    "date": .string(WireTime.format(start.addingTimeInterval(Double(n) * 86_400))),
+                    "id": .string("f\(user)-\(n)"), "vehicleId": .string("v\(user)"), "date": date,
+                    "createdAt": date, "updatedAt": date, "pricePerUnitMinor": 300, "derived": "none",
                     "odometer": .number(Double(odometer[user]) / 1000),
                     "volume": .number(Double(20_000 + random.next(below: 30_000)) / 1000),
                     "totalMinor": .number(Double(4_000 + random.next(below: 6_000))), "currency": "USD",

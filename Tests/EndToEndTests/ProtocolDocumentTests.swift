@@ -2,8 +2,12 @@
 // methods each service registers (name, access, kind), each listed method must have its
 // own row or heading further down, and the reserved methods must be the ones every service
 // answers. Read from `$srv.info` of real processes, so it checks what a client would meet.
+// The field tables of the methods, records and events that have a Contracts type are
+// checked against that type's fields (names and optionality).
+import Contracts
 import Foundation
 import Testing
+import Wire
 
 @Suite("docs/protocol.md is the services' contract", .serialized, .timeLimit(.minutes(2)))
 struct ProtocolDocumentTests {
@@ -85,10 +89,161 @@ struct ProtocolDocumentTests {
             #expect(described, "\(method.name) has no row or heading of its own in docs/protocol.md")
             // A heading that names the kind must name the registered one.
             if let heading = lines.first(where: { $0.hasPrefix("#") && $0.contains(quoted) }) {
-                let other = method.kind == "read" ? "write" : "read"
-                #expect(!heading.contains("(\(other))") && !heading.contains(", \(other))"),
+                for other in ["read", "write", "own-write"] where other != method.kind {
+                    #expect(
+                        !heading.contains("(\(other)") && !heading.contains(", \(other))"),
                         "\(heading) disagrees with the registered kind \(method.kind)")
+                }
             }
         }
+    }
+}
+
+// MARK: Field tables against the Contracts types
+
+extension ProtocolDocumentTests {
+    /// A field as the document writes it: `name`, or `name?` when it may be left out.
+    struct Field: Hashable, CustomStringConvertible, Comparable {
+        var name: String
+        var optional: Bool
+        var description: String { name + (optional ? "?" : "") }
+        static func < (a: Field, b: Field) -> Bool { a.description < b.description }
+    }
+
+    /// The fields of a Contracts type, from its sample (every optional field set): a field
+    /// is optional when its property is an `Optional` or a `Patch`. Its JSON keys must be
+    /// the same names (no renaming CodingKeys the table would not show).
+    static func fields<T: Documented>(_ type: T.Type) throws -> Set<Field> {
+        let fields = Set(
+            Mirror(reflecting: T.sample).children.compactMap { child -> Field? in
+                guard let label = child.label else { return nil }
+                let optional =
+                    Mirror(reflecting: child.value).displayStyle == .optional
+                    || String(describing: Swift.type(of: child.value)).hasPrefix("Patch<")
+                return Field(name: label, optional: optional)
+            })
+        let keys = Set(try #require(JSONValue.from(T.sample).objectValue, "\(T.self) is not a JSON object").keys)
+        #expect(keys == Set(fields.map(\.name)), "\(T.self): JSON keys \(keys.sorted()) are not its properties")
+        return fields
+    }
+
+    /// The field names a table cell lists: backticked names and `{a, b?}` lists. Text in
+    /// parentheses (rules, defaults) and value lists (`mi`\|`km`) are not fields.
+    static func documentedFields(_ cell: String) -> Set<Field> {
+        var text = cell
+        while let range = text.range(of: #"\([^()]*\)"#, options: .regularExpression) { text.removeSubrange(range) }
+        while let range = text.range(of: #"`[^`]*`(\s*\\\|\s*`[^`]*`)+"#, options: .regularExpression) {
+            text.removeSubrange(range)
+        }
+        var fields: Set<Field> = []
+        var names: [Substring] = []
+        var rest = text[...]
+        while let open = rest.firstIndex(of: "`"), let close = rest[rest.index(after: open)...].firstIndex(of: "`") {
+            let token = rest[rest.index(after: open)..<close]
+            if token.hasPrefix("{"), token.hasSuffix("}") {
+                names += token.dropFirst().dropLast().split(separator: ",")
+            } else {
+                names.append(token)
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        for name in names.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) {
+            guard name.range(of: #"^[a-z][A-Za-z]*\??$"#, options: .regularExpression) != nil else { continue }
+            fields.insert(Field(name: name.hasSuffix("?") ? String(name.dropLast()) : name, optional: name.hasSuffix("?")))
+        }
+        return fields
+    }
+
+    /// The cells of the first table row (outside the method index) whose first cell is
+    /// `` `name` ``; `\|` inside a cell is kept.
+    static func row(_ name: String, in rest: String) -> [String]? {
+        for line in rest.split(separator: "\n") where line.hasPrefix("| `\(name)` |") {
+            let cells = line.replacingOccurrences(of: "\\|", with: "\u{1}").split(separator: "|")
+                .map { $0.replacingOccurrences(of: "\u{1}", with: "\\|").trimmingCharacters(in: .whitespaces) }
+            if cells.count >= 2 { return cells }
+        }
+        return nil
+    }
+
+    /// The `Record: `{…}`` (or `label`) line after a heading.
+    static func record(after heading: String, label: String = "Record", in document: String) throws -> String {
+        let start = try #require(document.range(of: "\n\(heading)\n"), "no heading \(heading)")
+        let open = try #require(document[start.upperBound...].range(of: "\(label): `{"), "no \(label) after \(heading)")
+        let close = try #require(document[open.upperBound...].range(of: "}`"))
+        return "`{" + document[open.upperBound..<close.lowerBound] + "}`"
+    }
+
+    static func expectSame(_ documented: Set<Field>, _ typed: Set<Field>, _ what: String) {
+        #expect(documented == typed, """
+            \(what): docs/protocol.md lists \(documented.sorted()), the type has \(typed.sorted()); \
+            documented only: \(documented.subtracting(typed).sorted()), in the type only: \(typed.subtracting(documented).sorted())
+            """)
+    }
+
+    /// A method's body cell against its request type, and its index kind against the contract's.
+    static func check<Request: Documented, Result>(_ method: Contracts.Method<Request, Result>, document: String) throws {
+        let (index, rest) = try split(document)
+        let indexed = try #require(indexRows(index).first { $0.name == method.name }, "\(method.name) is not in the index")
+        #expect(indexed.kind == method.kind.rawValue, "\(method.name): the index says \(indexed.kind), the contract \(method.kind)")
+        #expect(indexed.service == method.service)
+        let cells = try #require(row(method.name, in: rest), "\(method.name) has no table row with its body")
+        expectSame(documentedFields(cells[1]), try fields(Request.self), "\(method.name) body")
+    }
+
+    @Test("the field tables of the typed methods, records and events match the Contracts types")
+    func fieldTablesMatchTheContracts() throws {
+        let document = try Self.document()
+        try Self.check(FuelMethods.vehicleAdd, document: document)
+        try Self.check(FuelMethods.vehicleGet, document: document)
+        try Self.check(FuelMethods.vehicleUpdate, document: document)
+        try Self.check(FuelMethods.vehicleDelete, document: document)
+        try Self.check(FuelMethods.vehicleList, document: document)
+        try Self.check(FuelMethods.fillupAdd, document: document)
+        try Self.check(FuelMethods.fillupGet, document: document)
+        try Self.check(FuelMethods.fillupUpdate, document: document)
+        try Self.check(FuelMethods.fillupDelete, document: document)
+        try Self.check(FuelMethods.fillupList, document: document)
+        try Self.check(FuelMethods.stats, document: document)
+        try Self.check(FuelMethods.economy, document: document)
+        try Self.check(ExpenseMethods.add, document: document)
+        try Self.check(ExpenseMethods.get, document: document)
+        try Self.check(ExpenseMethods.update, document: document)
+        try Self.check(ExpenseMethods.delete, document: document)
+        try Self.check(ExpenseMethods.list, document: document)
+
+        Self.expectSame(
+            Self.documentedFields(try Self.record(after: "#### Vehicle", in: document)), try Self.fields(Vehicle.self),
+            "the vehicle record")
+        Self.expectSame(
+            Self.documentedFields(try Self.record(after: "#### Fill-up", in: document)), try Self.fields(Fillup.self),
+            "the fill-up record")
+        Self.expectSame(
+            Self.documentedFields(try Self.record(after: "### Expenses", in: document)), try Self.fields(Expense.self),
+            "the expense record")
+        Self.expectSame(
+            Self.documentedFields(try Self.record(after: "### Attendance", label: "Entry", in: document)),
+            try Self.fields(AttendanceEntry.self), "the attendance entry")
+        let rest = try Self.split(document).rest
+        for (event, type) in [
+            (FuelEvents.vehicleDeleted, VehicleDeleted.self), (FuelEvents.fillupDeleted, FillupDeleted.self),
+            (ExpenseEvents.deleted, ExpenseDeleted.self), (AttendanceEvents.deleted, AttendanceDeleted.self),
+            (TimeEvents.activityCreated, ActivityCreated.self), (TimeEvents.activityDeleted, ActivityDeleted.self),
+            (TimeEvents.timeSaved, TimeSavedEvent.self),
+        ]
+            as [(String, any Documented.Type)]
+        {
+            let cells = try #require(Self.row(event, in: rest), "\(event) is not in the events summary")
+            Self.expectSame(Self.documentedFields(cells[1]), try Self.fields(type), "the \(event) event")
+        }
+    }
+
+    @Test("the field check sees a field the type lacks, a missing one and a wrong `?`")
+    func fieldCheckCanFail() throws {
+        let typed = try Self.fields(FuelStatsRequest.self)
+        #expect(Self.documentedFields("`{vehicleId, units?}`") == typed)
+        #expect(Self.documentedFields("`vehicleId`, `units?` `mpg_us`\\|`km_per_l` (default `mpg_us`)") == typed)
+        #expect(Self.documentedFields("`{vehicleId, units?, extra}`") != typed)
+        #expect(Self.documentedFields("`{vehicleId}`") != typed)
+        #expect(Self.documentedFields("`{vehicleId, units}`") != typed)
     }
 }

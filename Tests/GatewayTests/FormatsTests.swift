@@ -67,11 +67,11 @@ struct MoneyTests {
 struct UnitPriceTests {
     @Test("pump prices keep a tenth of a cent, exactly")
     func unitPrices() throws {
-        #expect(try Money.parseUnitPrice("3.459", field: "price-per-unit") == 345.9)
-        #expect(try Money.parseUnitPrice("3.45", field: "price-per-unit") == 345)
-        #expect(try Money.parseUnitPrice("1.23456", currency: "EUR", field: "price-per-unit") == 123.456)
-        #expect(try Money.parseUnitPrice("159.9", currency: "JPY", field: "price-per-unit") == 159.9)
-        #expect(try Money.parseUnitPrice("3.45999", field: "price-per-unit") == 345.999)
+        #expect(try Money.parseUnitPrice("3.459", field: "price-per-unit") == Milli(thousandths: 345_900))
+        #expect(try Money.parseUnitPrice("3.45", field: "price-per-unit") == Milli(thousandths: 345_000))
+        #expect(try Money.parseUnitPrice("1.23456", currency: "EUR", field: "price-per-unit") == Milli(thousandths: 123_456))
+        #expect(try Money.parseUnitPrice("159.9", currency: "JPY", field: "price-per-unit") == Milli(thousandths: 159_900))
+        #expect(try Money.parseUnitPrice("3.45999", field: "price-per-unit") == Milli(thousandths: 345_999))
         #expect(throws: ServiceError.self) { try Money.parseUnitPrice("3.459991", field: "price-per-unit") }
         #expect(Money.unitPrice(345.9, plain: false) == "$3.459")
         #expect(Money.unitPrice(345, plain: false) == "$3.45")
@@ -110,6 +110,13 @@ struct QuantityTests {
         #expect(throws: ServiceError.self) { try Quantity.parse("12,5", field: "volume") }
         #expect(throws: ServiceError.self) { try Quantity.parse("ten", field: "volume") }
         #expect(throws: ServiceError.self) { try Quantity.parse("", field: "volume") }
+        // read digit by digit into thousandths: no floating point on the way
+        #expect(try Quantity.milli("11.2", field: "volume") == Milli(thousandths: 11_200))
+        #expect(try Quantity.milli("0.001", field: "volume") == Milli(thousandths: 1))
+        #expect(try Quantity.milli("123456789012.345", field: "odometer") == Milli(thousandths: 123_456_789_012_345))
+        #expect(try Quantity.milli("-3", field: "volume") == Milli(thousandths: -3_000))
+        #expect(throws: ServiceError.self) { try Quantity.milli(".", field: "volume") }
+        #expect(throws: ServiceError.self) { try Quantity.milli("1e3", field: "volume") }
         #expect(Quantity.text(.number(12345.6), grouped: true) == "12,345.6")
         #expect(Quantity.text(.number(0.1 + 0.2)) == "0.3")
         #expect(Quantity.text(nil) == "-")

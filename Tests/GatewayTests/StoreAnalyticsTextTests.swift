@@ -1,5 +1,6 @@
 // The pure parts of the store and analytics commands: item matching, ledger amounts, the
 // wallet and quote texts, ranges sent to analytics, and how its ratios are shown.
+import Contracts
 import Foundation
 import Testing
 import Wire
@@ -152,8 +153,9 @@ struct AnalyticsTextTests {
     }
 
     @Test("fuel stats: figures when there is an average, the service's reason when not")
-    func fuel() {
-        let stats: JSONValue = [
+    func fuel() throws {
+        let stats = try ([
+            "vehicleId": "v", "units": "mpg_us", "closedDistance": 650, "closedVolume": 24,
             "unitLabel": "mpg (US)", "distanceUnit": "mi", "volumeUnit": "gal", "fills": 3, "closedSegments": 2,
             "average": 27.08, "last": ["fillId": "b", "date": "2026-05-18T12:00:00Z", "value": 25],
             "best": ["fillId": "a", "date": "2026-05-09T12:00:00Z", "value": 30],
@@ -164,7 +166,7 @@ struct AnalyticsTextTests {
                     "costPerDistance": ["minor": 11.08, "per": "mi"],
                 ]
             ],
-        ]
+        ] as JSONValue).decode(Contracts.FuelStats.self)
         let text = FuelText.stats(stats, car: "Civic")
         #expect(text.hasPrefix("Civic: 3 fill-ups, 2 closed segments; economy in mpg (US)"), "\(text)")
         #expect(text.contains("\naverage:        27.08 mpg (US)\n"), "\(text)")
@@ -173,11 +175,12 @@ struct AnalyticsTextTests {
         #expect(text.contains("$3.00/gal"))
         #expect(text.contains("cost per mi:") && text.contains("$0.111"), "\(text)")
 
-        let early: JSONValue = [
+        let early = try ([
+            "vehicleId": "v", "units": "l_per_100km", "closedDistance": 0, "closedVolume": 0,
             "unitLabel": "L/100 km", "distanceUnit": "km", "volumeUnit": "l", "fills": 1, "closedSegments": 0,
             "reason": "add one more full fill-up to see your average",
             "spending": [["currency": "EUR", "fills": 1, "totalMinor": 6120, "volume": 38.5, "averagePricePerUnitMinor": 158.96]],
-        ]
+        ] as JSONValue).decode(Contracts.FuelStats.self)
         let first = FuelText.stats(early, car: "Van")
         #expect(first.contains("\naverage:            add one more full fill-up to see your average\n"), "\(first)")
         #expect(first.contains("61.20 EUR on 1 fill-up, 38.5 l"), "\(first)")

@@ -189,8 +189,8 @@ import Wire
                 try Outbox.append(
                     db, type: "time.saved", userId: "ann",
                     data: [
-                        "id": .string("e\(i)"), "activityId": "a", "durationMs": .number(Double(hour)),
-                        "savedAt": "2026-04-01T08:00:00Z",
+                        "id": .string("e\(i)"), "userId": "ann", "activityId": "a", "durationMs": .number(Double(hour)),
+                        "startedAt": "2026-04-01T07:00:00Z", "savedAt": "2026-04-01T08:00:00Z",
                     ]
                         as JSONValue)
             }
@@ -210,7 +210,10 @@ import Wire
             try await producer.database.write { db in
                 try Outbox.append(
                     db, type: "time.saved", userId: "ann",
-                    data: ["id": "e6", "durationMs": .number(Double(hour))] as JSONValue)
+                    data: [
+                        "id": "e6", "userId": "ann", "activityId": "a", "durationMs": .number(Double(hour)),
+                        "startedAt": "2026-04-01T09:00:00Z", "savedAt": "2026-04-01T10:00:00Z",
+                    ] as JSONValue)
             }
             for _ in 0..<300 where consumer.position < 6 { try await Task.sleep(for: .milliseconds(10)) }
             #expect(try await h.wallet("ann").netWorthCents == 600)

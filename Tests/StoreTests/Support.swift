@@ -104,8 +104,8 @@ struct EventScript {
         return add(
             "time.saved", user,
             [
-                "id": .string(entryId), "activityId": "act-1", "durationMs": .number(Double(ms)),
-                "savedAt": .string(WireTime.format(at)),
+                "id": .string(entryId), "userId": .string(user), "activityId": "act-1", "durationMs": .number(Double(ms)),
+                "startedAt": .string(WireTime.format(at)), "savedAt": .string(WireTime.format(at)),
             ], at: at)
     }
 

@@ -3,6 +3,7 @@
 // projection is updated inside the event consumer's transaction with its checkpoint, so a
 // restart, a replay or a duplicate neither loses nor double-counts anything; a wiped
 // database replays every stream from sequence 0. Queries read stored aggregates only.
+import Contracts
 import Foundation
 import GRDB
 import Logging
@@ -106,33 +107,30 @@ public struct AnalyticsService: Sendable {
     static func applyRecordsEvent(_ db: Database, _ event: Event, _ batch: ProjectionBatch) throws {
         guard let userId = event.userId else { return }
         switch event.type {
-        case "vehicle.created", "vehicle.updated":
-            try FuelProjection.putVehicle(db, userId: userId, event.decode(VehiclePayload.self))
-        case "vehicle.deleted":
-            try FuelProjection.deleteVehicle(db, userId: userId, id: event.decode(IdPayload.self).id, batch: batch)
-        case "fillup.created", "fillup.updated":
-            try FuelProjection.putFill(db, userId: userId, FillupPayload(event), batch: batch)
-        case "fillup.deleted":
-            try FuelProjection.deleteFill(
-                db, userId: userId, id: event.decode(FillupDeletedPayload.self).id, batch: batch)
-        case "expense.created", "expense.updated":
-            try ExpenseProjection.put(db, userId: userId, event.decode(ExpensePayload.self))
-        case "expense.deleted":
-            try ExpenseProjection.delete(db, userId: userId, id: event.decode(IdPayload.self).id)
-        case "attendance.created":
-            try AttendanceProjection.add(db, userId: userId, event.decode(AttendancePayload.self))
-        case "attendance.deleted":
-            try AttendanceProjection.remove(db, userId: userId, id: event.decode(IdPayload.self).id)
-        case "activity.created":
-            try TimeProjection.activityCreated(
-                db, userId: userId, event.decode(ActivityCreatedPayload.self), at: event.at)
-        case "activity.deleted":
-            try TimeProjection.activityDeleted(
-                db, userId: userId, event.decode(ActivityDeletedPayload.self), at: event.at)
-        case "time.saved":
-            try TimeProjection.timeSaved(db, userId: userId, event.decode(TimeSavedPayload.self), at: event.at)
-        case "timer.changed":
-            try TimeProjection.timerChanged(db, userId: userId, event.decode(TimerPayload.self))
+        case FuelEvents.vehicleCreated, FuelEvents.vehicleUpdated:
+            try FuelProjection.putVehicle(db, userId: userId, event.decode(Vehicle.self))
+        case FuelEvents.vehicleDeleted:
+            try FuelProjection.deleteVehicle(db, userId: userId, id: event.decode(VehicleDeleted.self).id, batch: batch)
+        case FuelEvents.fillupCreated, FuelEvents.fillupUpdated:
+            try FuelProjection.putFill(db, userId: userId, event.decode(Fillup.self), batch: batch)
+        case FuelEvents.fillupDeleted:
+            try FuelProjection.deleteFill(db, userId: userId, id: event.decode(FillupDeleted.self).id, batch: batch)
+        case ExpenseEvents.created, ExpenseEvents.updated:
+            try ExpenseProjection.put(db, userId: userId, event.decode(Expense.self))
+        case ExpenseEvents.deleted:
+            try ExpenseProjection.delete(db, userId: userId, id: event.decode(ExpenseDeleted.self).id)
+        case AttendanceEvents.created:
+            try AttendanceProjection.add(db, userId: userId, event.decode(AttendanceEntry.self))
+        case AttendanceEvents.deleted:
+            try AttendanceProjection.remove(db, userId: userId, id: event.decode(AttendanceDeleted.self).id)
+        case TimeEvents.activityCreated:
+            try TimeProjection.activityCreated(db, userId: userId, event.decode(ActivityCreated.self), at: event.at)
+        case TimeEvents.activityDeleted:
+            try TimeProjection.activityDeleted(db, userId: userId, event.decode(ActivityDeleted.self), at: event.at)
+        case TimeEvents.timeSaved:
+            try TimeProjection.timeSaved(db, userId: userId, event.decode(TimeSavedEvent.self), at: event.at)
+        case TimeEvents.timerChanged:
+            try TimeProjection.timerChanged(db, userId: userId, event.decode(TimerState.self))
         case "catch.created", "catch.updated":
             try CatchProjection.putCatch(db, userId: userId, CatchPayload(event), batch: batch)
         case "catch.deleted":
@@ -178,10 +176,10 @@ public struct AnalyticsService: Sendable {
 
     static func router(_ router: Router, database: any DatabaseReader, now: @escaping @Sendable () -> Date) -> Router {
         var router = router
-        router.read("analytics.fuel.stats") { (body: FuelStatsBody, context) in
+        router.read(FuelMethods.stats) { body, context in
             try await database.read { db in try FuelQueries.stats(db, userId: context.userId, body: body) }
         }
-        router.read("analytics.fuel.economy") { (body: FuelStatsBody, context) in
+        router.read(FuelMethods.economy) { body, context in
             try await database.read { db in try FuelQueries.economy(db, userId: context.userId, body: body) }
         }
         router.read("analytics.expense.summary") { (body: ExpenseSummaryBody, context) in

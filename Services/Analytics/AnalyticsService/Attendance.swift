@@ -3,6 +3,7 @@
 // the projection adjusts per-day totals (`attendanceDay`, split at the user's local midnight) for those
 // pairs and re-flags the three entries involved: an arrival not followed by a departure or
 // a departure not preceded by an arrival is "open" and reported, never guessed at.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -27,8 +28,7 @@ enum AttendanceProjection {
         }
     }
 
-    static func add(_ db: Database, userId: String, _ payload: AttendancePayload) throws {
-        guard payload.kind == "arrival" || payload.kind == "departure" else { return }
+    static func add(_ db: Database, userId: String, _ payload: AttendanceEntry) throws {
         try remove(db, userId: userId, id: payload.id)
         let at = payload.at.ms
         let before = try previous(db, userId: userId, at: at, id: payload.id)
@@ -36,8 +36,8 @@ enum AttendanceProjection {
         if let before, let after { try span(db, userId: userId, before, after, sign: -1) }
         try db.execute(
             cached: "INSERT INTO attendance (id, userId, kind, at) VALUES (?, ?, ?, ?)",
-            arguments: [payload.id, userId, payload.kind, at])
-        let entry = Entry(id: payload.id, arrival: payload.kind == "arrival", at: at)
+            arguments: [payload.id, userId, payload.kind.rawValue, at])
+        let entry = Entry(id: payload.id, arrival: payload.kind == .arrival, at: at)
         if let before { try span(db, userId: userId, before, entry, sign: 1) }
         if let after { try span(db, userId: userId, entry, after, sign: 1) }
         for e in [before, entry, after].compactMap({ $0 }) { try reflag(db, userId: userId, e) }

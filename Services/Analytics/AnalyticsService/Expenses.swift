@@ -3,16 +3,17 @@
 // reads only those day rows in the range (at most days × currencies × categories of them,
 // whatever the number of expenses), groups them by day, ISO week, month, year or category,
 // per currency: amounts in different currencies are never added together.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Wire
 
 enum ExpenseProjection {
-    static func put(_ db: Database, userId: String, _ expense: ExpensePayload) throws {
+    static func put(_ db: Database, userId: String, _ expense: Expense) throws {
         try delete(db, userId: userId, id: expense.id)
         let category = expense.category.flatMap { $0.isEmpty ? nil : $0 }
-        let currency = expense.currency ?? "USD"
+        let currency = expense.currency
         let day = LocalDays.day(ms: expense.date.ms, in: try UserZones.zone(db, userId: userId))
         try db.execute(
             cached: """
@@ -20,7 +21,7 @@ enum ExpenseProjection {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                expense.id, userId, expense.name ?? "", expense.amountMinor, currency, expense.date.ms, day, category,
+                expense.id, userId, expense.name, expense.amountMinor, currency, expense.date.ms, day, category,
             ])
         try addToDay(
             db, userId: userId, day: day, currency: currency, category: category ?? "", amount: expense.amountMinor,

@@ -8,6 +8,7 @@
 // recomputed result and state equal the stored ones: everything after it is unchanged. An
 // append walks one fill-up; an insert in the middle walks to the end of its segment.
 // Aggregates change by the difference between old and new results (integer sums).
+import Contracts
 import Foundation
 import GRDB
 import Wire
@@ -15,9 +16,9 @@ import Wire
 enum FuelProjection {
     // MARK: Vehicles
 
-    static func putVehicle(_ db: Database, userId: String, _ vehicle: VehiclePayload) throws {
-        let distance = DistanceUnit(rawValue: vehicle.distanceUnit ?? "") ?? .mi
-        let volume = VolumeUnit(rawValue: vehicle.volumeUnit ?? "") ?? .gal
+    static func putVehicle(_ db: Database, userId: String, _ vehicle: Vehicle) throws {
+        let distance = vehicle.distanceUnit
+        let volume = vehicle.volumeUnit
         try db.execute(
             cached: """
                 INSERT INTO vehicle (id, userId, nickname, distanceUnit, volumeUnit) VALUES (?, ?, ?, ?, ?)
@@ -25,7 +26,7 @@ enum FuelProjection {
                     volumeUnit = excluded.volumeUnit
                 WHERE vehicle.userId = excluded.userId
                 """,
-            arguments: [vehicle.id, userId, vehicle.nickname ?? "", distance.rawValue, volume.rawValue])
+            arguments: [vehicle.id, userId, vehicle.nickname, distance.rawValue, volume.rawValue])
     }
 
     static func deleteVehicle(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
@@ -53,11 +54,11 @@ enum FuelProjection {
 
     // MARK: Fill-ups
 
-    static func putFill(_ db: Database, userId: String, _ payload: FillupPayload, batch: ProjectionBatch) throws {
+    static func putFill(_ db: Database, userId: String, _ payload: Fillup, batch: ProjectionBatch) throws {
         let fill = FuelFill(
-            id: payload.id, date: payload.date.ms, odometer: payload.odometer?.value, trip: payload.trip?.value,
-            volume: payload.volume.value, totalMinor: payload.totalMinor, currency: payload.currency ?? "USD",
-            full: payload.full ?? true, missed: payload.missed ?? false)
+            id: payload.id, date: payload.date.ms, odometer: payload.odometer?.thousandths,
+            trip: payload.trip?.thousandths, volume: payload.volume.thousandths, totalMinor: payload.totalMinor,
+            currency: payload.currency, full: payload.full, missed: payload.missed)
         guard fill.volume > 0, try ensureVehicle(db, userId: userId, id: payload.vehicleId, batch: batch) else { return }
         let old = try StoredFill.find(db, userId: userId, id: fill.id)
         if let old, old.vehicleId != payload.vehicleId {

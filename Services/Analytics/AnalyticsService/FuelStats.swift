@@ -1,6 +1,7 @@
 // `analytics.fuel.stats` and `analytics.fuel.economy`: the stored fuel projection read back
 // in the units the caller asks for. Sums are exact integers (thousandths, minor units);
 // ratios are computed here, at the end, in Decimal, and rounded for display.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -64,87 +65,6 @@ extension Decimal {
     static func thousandths(_ value: Int64) -> Decimal { Decimal(value) / 1000 }
 }
 
-// MARK: Wire types
-
-struct FuelStatsBody: Decodable, Sendable {
-    var vehicleId: String
-    var units: String?
-}
-
-struct EconomyPoint: Codable, Sendable, Equatable {
-    var fillId: String
-    var date: Date
-    var value: Decimal
-}
-
-struct CostPerDistance: Codable, Sendable, Equatable {
-    /// Minor units per `per` (2 decimals).
-    var minor: Decimal
-    var per: String
-}
-
-struct FuelSpending: Codable, Sendable, Equatable {
-    var currency: String
-    var fills: Int
-    var totalMinor: Int64
-    /// Volume bought in this currency, in the vehicle's volume unit.
-    var volume: Decimal
-    /// Σ total / Σ volume, minor units per volume unit (2 decimals).
-    var averagePricePerUnitMinor: Decimal?
-    /// Cost of closed segments paid in this currency over their distance; nil until one closes.
-    var costPerDistance: CostPerDistance?
-}
-
-struct WaitingFills: Codable, Sendable, Equatable {
-    var partialFills: Int
-    var distance: Decimal
-    var volume: Decimal
-}
-
-struct FuelStats: Codable, Sendable, Equatable {
-    var vehicleId: String
-    var units: String
-    var unitLabel: String
-    var distanceUnit: String
-    var volumeUnit: String
-    var fills: Int
-    var closedSegments: Int
-    /// Σ distance / Σ volume over closed segments; nil with `reason` when not computable yet.
-    var average: Decimal?
-    var reason: String?
-    var last: EconomyPoint?
-    var best: EconomyPoint?
-    var worst: EconomyPoint?
-    /// Distance and volume of the closed segments, in the vehicle's units.
-    var closedDistance: Decimal
-    var closedVolume: Decimal
-    /// Partial fill-ups after the last full one, waiting for the next full fill-up.
-    var waiting: WaitingFills?
-    var spending: [FuelSpending]
-}
-
-struct FillEconomy: Codable, Sendable, Equatable {
-    var fillId: String
-    var date: Date
-    var full: Bool
-    var missed: Bool
-    var outcome: FuelOutcome
-    /// The fill-up's economy in `units`; nil with `reason` when it has none.
-    var economy: Decimal?
-    var reason: String?
-    /// The segment it closed (closed fill-ups only), in the vehicle's units.
-    var distance: Decimal?
-    var volume: Decimal?
-}
-
-struct FuelEconomyList: Codable, Sendable, Equatable {
-    var vehicleId: String
-    var units: String
-    var unitLabel: String
-    /// Newest first, like `records.fillup.list`.
-    var fills: [FillEconomy]
-}
-
 // MARK: Queries
 
 struct VehicleRow {
@@ -176,7 +96,7 @@ struct VehicleRow {
 }
 
 enum FuelQueries {
-    static func stats(_ db: Database, userId: String, body: FuelStatsBody) throws -> FuelStats {
+    static func stats(_ db: Database, userId: String, body: FuelStatsRequest) throws -> FuelStats {
         let vehicle = try VehicleRow.find(db, userId: userId, id: body.vehicleId)
         let units = try vehicle.units(body.units)
         let row = vehicle.row
@@ -239,7 +159,7 @@ enum FuelQueries {
             spending: spending)
     }
 
-    static func economy(_ db: Database, userId: String, body: FuelStatsBody) throws -> FuelEconomyList {
+    static func economy(_ db: Database, userId: String, body: FuelStatsRequest) throws -> FuelEconomyList {
         let vehicle = try VehicleRow.find(db, userId: userId, id: body.vehicleId)
         let units = try vehicle.units(body.units)
         let rows = try Row.fetchAll(

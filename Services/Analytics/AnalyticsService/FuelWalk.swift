@@ -3,6 +3,7 @@
 // it. The projection stores both per fill-up so that a change re-walks from the first
 // affected position only. Distances and volumes are integer thousandths; money is minor
 // units; nothing here divides.
+import Contracts
 
 /// One fill-up as the walk sees it, in the vehicle's own units.
 struct FuelFill: Sendable, Equatable {
@@ -31,23 +32,8 @@ struct FillKey: Sendable, Comparable, Hashable {
     }
 }
 
-/// What happened at one fill-up.
-enum FuelOutcome: String, Sendable, Codable {
-    /// The vehicle's first fill-up: only sets the starting odometer.
-    case first
-    /// A partial fill-up: its distance and volume join the open segment.
-    case partial
-    /// A full fill-up that closed a segment: it has an economy.
-    case closed
-    /// A fill-up before this one was not recorded: the open segment is discarded.
-    case missed
-    /// Neither an odometer reading to measure from nor a trip distance.
-    case distanceUnknown = "distance_unknown"
-    /// The odometer reads less than the distance already counted.
-    case odometerBackwards = "odometer_backwards"
-    /// A full fill-up with no distance since the segment began.
-    case noDistance = "no_distance"
-
+/// What happened at one fill-up (the outcome is part of the contract: Contracts/Fuel.swift).
+extension FuelOutcome {
     /// Why this fill-up has no economy (nil when it has one).
     var reason: String? {
         switch self {

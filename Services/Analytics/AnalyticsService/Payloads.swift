@@ -1,95 +1,13 @@
 // The fields analytics reads from other services' events, decoded tolerantly: extra fields
-// are ignored and whatever a producer may leave out is optional. These mirror (and do not
-// import) the structs records, weather-fetcher and auth pass to `Outbox.append`; the
-// consumed events are listed in docs/protocol.md, "Analytics service".
+// are ignored and whatever a producer may leave out is optional. Vehicles and fill-ups are
+// decoded as the very types records publishes (Contracts/Fuel.swift); the consumed events
+// are listed in docs/protocol.md, "Analytics service".
 import Foundation
 import Storage
 import Wire
 
-/// A quantity with at most three decimals as integer thousandths (records' `Milli` on the
-/// wire: a JSON number). Valid inputs (below 10^12) are exact through a Double.
-struct Thousandths: Decodable, Sendable, Equatable {
-    var value: Int64
-
-    init(_ value: Int64) { self.value = value }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let number = try container.decode(Double.self)
-        guard number.isFinite, abs(number) < 1e14 else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a quantity: \(number)")
-        }
-        value = Int64((number * 1000).rounded())
-    }
-}
-
-struct VehiclePayload: Decodable, Sendable {
-    var id: String
-    var nickname: String?
-    var distanceUnit: String?
-    var volumeUnit: String?
-}
-
 struct IdPayload: Decodable, Sendable {
     var id: String
-}
-
-struct FillupPayload: Decodable, Sendable {
-    var id: String
-    var vehicleId: String
-    var date: Date
-    var odometer: Thousandths?
-    var trip: Thousandths?
-    var volume: Thousandths
-    var totalMinor: Int64
-    var currency: String?
-    var full: Bool?
-    var missed: Bool?
-}
-
-struct FillupDeletedPayload: Decodable, Sendable {
-    var id: String
-    var vehicleId: String?
-}
-
-struct ExpensePayload: Decodable, Sendable {
-    var id: String
-    var name: String?
-    var amountMinor: Int64
-    var currency: String?
-    var date: Date
-    var category: String?
-}
-
-struct AttendancePayload: Decodable, Sendable {
-    var id: String
-    var kind: String
-    var at: Date
-}
-
-struct ActivityCreatedPayload: Decodable, Sendable {
-    var id: String
-    var name: String
-    var createdAt: Date?
-}
-
-struct ActivityDeletedPayload: Decodable, Sendable {
-    var id: String
-    var name: String?
-    var totalMs: Int64?
-}
-
-struct TimeSavedPayload: Decodable, Sendable {
-    var id: String
-    var activityId: String
-    var durationMs: Int64
-}
-
-struct TimerPayload: Decodable, Sendable {
-    var activityId: String
-    var state: String
-    var accumulatedMs: Int64?
-    var runningSince: Date?
 }
 
 struct CatchPayload: Decodable, Sendable {
@@ -146,7 +64,7 @@ struct UserDeletedPayload: Decodable, Sendable {
 // MARK: Fast paths
 
 /// Reads fields straight from an event's JSON, for the payloads a bulk replay sees most
-/// (fill-ups, catches, conditions): going through JSONEncoder and JSONDecoder cost about
+/// (catches, conditions): going through JSONEncoder and JSONDecoder cost about
 /// as much as the projection itself. Same tolerance as the Decodable structs; a missing
 /// or mistyped required field throws a DecodingError (the event is then skipped and logged).
 struct PayloadReader {
@@ -179,11 +97,6 @@ struct PayloadReader {
         return text
     }
 
-    func date(_ key: String) throws -> Date {
-        guard let value = try optionalDate(key) else { throw Self.error(type, "\(key) is required") }
-        return value
-    }
-
     func optionalDate(_ key: String) throws -> Date? {
         guard let text = try optionalString(key) else { return nil }
         guard let date = WireTime.parse(text) else { throw Self.error(type, "\(key) is not an ISO-8601 time") }
@@ -196,46 +109,9 @@ struct PayloadReader {
         return number
     }
 
-    func int64(_ key: String) throws -> Int64 {
-        guard let number = try double(key) else { throw Self.error(type, "\(key) is required") }
-        guard number.rounded() == number, abs(number) < 9e15 else {
-            throw Self.error(type, "\(key) must be an integer")
-        }
-        return Int64(number)
-    }
-
-    /// A quantity with at most 3 decimals, as thousandths.
-    func thousandths(_ key: String) throws -> Int64? {
-        guard let number = try double(key) else { return nil }
-        guard abs(number) < 1e14 else { throw Self.error(type, "\(key) is out of range") }
-        return Int64((number * 1000).rounded())
-    }
-
-    func bool(_ key: String) throws -> Bool? {
-        guard let value = present(key) else { return nil }
-        guard let flag = value.boolValue else { throw Self.error(type, "\(key) must be true or false") }
-        return flag
-    }
-
     func nested(_ key: String) throws -> PayloadReader {
         guard let value = present(key) else { throw Self.error(type, "\(key) is required") }
         return try PayloadReader(value, type: type + "." + key)
-    }
-}
-
-extension FillupPayload {
-    init(_ event: Event) throws {
-        let r = try PayloadReader(event.data, type: event.type)
-        guard let volume = try r.thousandths("volume") else {
-            throw PayloadReader.error(event.type, "volume is required")
-        }
-        self.init(
-            id: try r.string("id"), vehicleId: try r.string("vehicleId"), date: try r.date("date"),
-            odometer: try r.thousandths("odometer").map(Thousandths.init),
-            trip: try r.thousandths("trip").map(Thousandths.init),
-            volume: Thousandths(volume), totalMinor: try r.int64("totalMinor"),
-            currency: try r.optionalString("currency"),
-            full: try r.bool("full"), missed: try r.bool("missed"))
     }
 }
 

@@ -2,22 +2,23 @@
 // (`timer.changed`; a save leaves it idle), and per user the net worth, which counts every
 // saved millisecond, deleted activities included, and so never drops. 1 hour = $1.00 = 100
 // cents; cents are whole (never rounded up), as records shows them.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Wire
 
 enum TimeProjection {
-    static func activityCreated(_ db: Database, userId: String, _ payload: ActivityCreatedPayload, at: Date) throws {
+    static func activityCreated(_ db: Database, userId: String, _ payload: ActivityCreated, at: Date) throws {
         try db.execute(
             cached: """
                 INSERT INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE activity.userId = excluded.userId
                 """,
-            arguments: [payload.id, userId, payload.name, (payload.createdAt ?? at).ms])
+            arguments: [payload.id, userId, payload.name, payload.createdAt.ms])
     }
 
-    static func activityDeleted(_ db: Database, userId: String, _ payload: ActivityDeletedPayload, at: Date) throws {
+    static func activityDeleted(_ db: Database, userId: String, _ payload: ActivityDeleted, at: Date) throws {
         try ensureActivity(db, userId: userId, id: payload.id, name: payload.name, at: at)
         try db.execute(
             cached: "UPDATE activity SET deleted = 1 WHERE userId = ? AND id = ?", arguments: [userId, payload.id])
@@ -25,7 +26,7 @@ enum TimeProjection {
             cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.id])
     }
 
-    static func timeSaved(_ db: Database, userId: String, _ payload: TimeSavedPayload, at: Date) throws {
+    static func timeSaved(_ db: Database, userId: String, _ payload: TimeSavedEvent, at: Date) throws {
         try db.execute(
             cached: "INSERT OR IGNORE INTO timeEntry (id, userId, activityId, durationMs) VALUES (?, ?, ?, ?)",
             arguments: [payload.id, userId, payload.activityId, payload.durationMs])
@@ -46,8 +47,8 @@ enum TimeProjection {
             arguments: [userId, payload.durationMs])
     }
 
-    static func timerChanged(_ db: Database, userId: String, _ payload: TimerPayload) throws {
-        if payload.state == "idle" {
+    static func timerChanged(_ db: Database, userId: String, _ payload: TimerState) throws {
+        if payload.state == .idle {
             try db.execute(
                 cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?",
                 arguments: [userId, payload.activityId])
@@ -61,8 +62,8 @@ enum TimeProjection {
                 WHERE timer.userId = excluded.userId
                 """,
             arguments: [
-                payload.activityId, userId, payload.state, payload.accumulatedMs ?? 0,
-                payload.state == "running" ? payload.runningSince?.ms : nil,
+                payload.activityId, userId, payload.state.rawValue, payload.accumulatedMs,
+                payload.state == .running ? payload.runningSince?.ms : nil,
             ])
     }
 

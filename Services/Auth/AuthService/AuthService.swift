@@ -67,7 +67,7 @@ struct Handlers: Sendable {
         router.write("auth.register", access: .public, prepare: prepareRegister, commitRegister)
         // Login writes twice (the attempt, then the session) around a slow password check,
         // so it manages its own writes instead of being one group-committed write.
-        router.read("auth.login", access: .public, login)
+        router.ownWrite("auth.login", access: .public, login)
         router.write("auth.logout", access: .user, logout)
         router.read("auth.whoami", access: .user, whoami)
         router.write("auth.settings.update", access: .user, updateSettings)

@@ -140,6 +140,29 @@ public enum Offline {
         return outcome
     }
 
+    /// Before the first call of a logged-in command: replay what is queued, once.
+    static func replayOnce(_ context: Context, session: Session) async {
+        guard context.local.claimReplay(), let store = try? context.localStore(create: false),
+            let counts = try? store.counts(owner: session.userId), counts.pending > 0,
+            !context.isDown(context.recordsInstance(for: session))
+        else { return }
+        do {
+            let outcome = try await replay(
+                context, store: store, owner: session.userId, token: session.token, includeFailed: false
+            ) { item, result in
+                if case .failure = result { Output.errorLine(describe(item, result)) }
+            }
+            if let stopped = outcome.stopped, stopped.code == .unavailable {
+                context.reachability.remember(context.recordsInstance(for: session), stopped)
+            }
+            var line = "synced \(outcome.synced.count) queued write\(outcome.synced.count == 1 ? "" : "s")"
+            if let stopped = outcome.stopped { line += "; \(outcome.remaining) still queued (\(stopped.message))" }
+            if !outcome.synced.isEmpty || outcome.stopped != nil { Output.errorLine(line) }
+        } catch {
+            Output.errorLine("could not replay the queue: \(error)")
+        }
+    }
+
     /// One line for people about a settled write.
     static func describe(_ item: QueuedWrite, _ result: Result<JSONValue, ServiceError>) -> String {
         switch result {
@@ -150,40 +173,5 @@ public enum Offline {
             return
                 "refused #\(item.id ?? 0) \(item.method): \(error.message) (\(error.code.rawValue)); kept: fix it, or `logbook sync --drop \(item.id ?? 0)`"
         }
-    }
-}
-
-/// Is the local stack plainly not running? True only when no supervisor is alive and the
-/// service's ipc socket is missing or refuses connections: then a call would only wait out
-/// its timeout. A supervisor restarting a service, or a tcp endpoint, answers false.
-enum Reachability {
-    static func isDown(_ service: String, configuration: StackConfiguration) -> Bool {
-        let endpoint = configuration.endpoint(service)
-        guard endpoint.hasPrefix("ipc://") else { return false }
-        guard StackFiles(configuration).liveSupervisor() == nil else { return false }
-        return refuses(String(endpoint.dropFirst("ipc://".count)))
-    }
-
-    /// Connecting to the unix socket at `path` fails because nothing listens there.
-    static func refuses(_ path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        if rc == 0 { return false }
-        return errno == ENOENT || errno == ECONNREFUSED
     }
 }

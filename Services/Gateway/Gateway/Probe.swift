@@ -5,7 +5,6 @@
 // by `logbook status` and `logbook stack status`; a service that does not answer is a row,
 // never a crash.
 import Foundation
-import Outbound
 import Runtime
 import Wire
 
@@ -65,15 +64,14 @@ enum Probe {
         let start = clock.now
         do {
             if base.hasPrefix("https:") {
-                // TLS in the edge: URLSession would check its certificate against the
-                // system's store, which a self-signed certificate, or one for a public name,
-                // fails for 127.0.0.1. The edge's own probe speaks TLS to it without asking
-                // who it is (Services/HTTPGateway/HTTPGateway/Probe.swift).
+                // TLS in the edge: the CLI has no TLS of its own (EdgeHealth.swift), and a
+                // self-signed certificate, or one for a public name, would fail a check for
+                // 127.0.0.1 anyway. The edge's own probe speaks TLS to it without asking who
+                // it is (Services/HTTPGateway/HTTPGateway/Probe.swift).
                 try await edgeProbe(Executables(configuration: context.configuration).path(edge), timeout: timeout)
             } else {
-                guard let url = URL(string: base + "/healthz") else { throw HTTPError.transport(url: base, reason: "not a URL") }
-                let response = try await HTTPClient(timeout: timeout).get(url)
-                guard response.status == 200 else { throw HTTPError.transport(url: url.absoluteString, reason: "answered \(response.status)") }
+                let code = try await EdgeHealth.status(base, path: "/healthz", timeout: timeout)
+                guard code == 200 else { throw EdgeHealth.Failure("\(base)/healthz: answered \(code)") }
             }
             let elapsed = clock.now - start
             let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
@@ -101,13 +99,13 @@ enum Probe {
         while process.isRunning {
             if clock.now >= deadline {
                 process.terminate()
-                throw HTTPError.timedOut(url: executable + " --probe")
+                throw EdgeHealth.Failure("no answer from \(executable) --probe in time")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
         guard process.terminationStatus == 0 else {
             let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw HTTPError.transport(url: executable + " --probe", reason: said.trimmingCharacters(in: .whitespacesAndNewlines))
+            throw EdgeHealth.Failure("\(executable) --probe: \(said.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
     }
 

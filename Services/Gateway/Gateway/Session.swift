@@ -73,6 +73,22 @@ public struct SessionStore: Sendable {
         }
     }
 
+    /// The saved session, or `unauthenticated` saying how to log in (and, when records made
+    /// while logged out wait on this machine, `localWaiting()` of them, how to keep them).
+    func require(localWaiting: () -> Int) throws -> Session {
+        guard let session = try load() else {
+            let waiting = localWaiting()
+            if waiting > 0 {
+                throw ServiceError(
+                    .unauthenticated,
+                    "not logged in; \(waiting) local record\(waiting == 1 ? "" : "s") waiting: `logbook register` to keep them "
+                        + "(or `logbook login`, then `logbook sync --claim-local`)")
+            }
+            throw ServiceError(.unauthenticated, "not logged in; run `logbook login` (or `logbook register`)")
+        }
+        return session
+    }
+
     public func save(_ session: Session) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -2,6 +2,7 @@
 // `records.time.list`, `records.networth`. The goal is 10,000 hours shown as money:
 // 1 hour = $1.00 = 100 cents, so one cent is 36 seconds. A deleted activity is only marked
 // deleted: its saved time stays in net worth, which never drops.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -37,19 +38,6 @@ struct Activity: Codable, Sendable, Equatable {
 
 struct ActivityAdd: Decodable, Sendable {
     var name: String
-}
-
-struct ActivityCreated: Codable, Sendable {
-    var id: String
-    var name: String
-    var createdAt: Date
-}
-
-struct ActivityDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-    var name: String
-    var totalMs: Int64
 }
 
 struct TimeEntry: Codable, Sendable, Equatable {
@@ -91,7 +79,7 @@ extension TimeEntry {
             sql: "INSERT INTO timeEntry (id, userId, activityId, durationMs, startedAt, savedAt) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [id, userId, activityId, durationMs, startedAt.ms, savedAt.ms])
         try Outbox.append(
-            db, type: "time.saved", userId: userId,
+            db, type: TimeEvents.timeSaved, userId: userId,
             data: TimeSavedEvent(
                 id: id, userId: userId, activityId: activityId, durationMs: durationMs, startedAt: startedAt,
                 savedAt: savedAt),
@@ -131,7 +119,7 @@ extension Records {
                 sql: "INSERT INTO activity (id, userId, name, createdAt) VALUES (?, ?, ?, ?)",
                 arguments: [id, context.userId, name, at.ms])
             try Outbox.append(
-                db, type: "activity.created", userId: context.userId, data: ActivityCreated(id: id, name: name, createdAt: at),
+                db, type: TimeEvents.activityCreated, userId: context.userId, data: ActivityCreated(id: id, name: name, createdAt: at),
                 at: at)
             return try activity(db, userId: context.userId, id: id, now: at)
         }
@@ -169,7 +157,7 @@ extension Records {
             try db.execute(
                 sql: "UPDATE activity SET deletedAt = ? WHERE userId = ? AND id = ?", arguments: [at.ms, context.userId, found.id])
             try Outbox.append(
-                db, type: "activity.deleted", userId: context.userId,
+                db, type: TimeEvents.activityDeleted, userId: context.userId,
                 data: ActivityDeleted(id: found.id, userId: context.userId, name: found.name, totalMs: found.totalMs), at: at)
             return Deleted()
         }

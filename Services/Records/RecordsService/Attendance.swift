@@ -1,48 +1,20 @@
 // Attendance logbook: `records.attendance.add|list|latest|delete`. Arrivals and departures
 // alternate in time order: a second arrival (or departure) next to one is refused with
 // `failed_precondition` naming the open entry, unless the caller marks it a correction.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
 
-enum AttendanceKind: String, WireEnum { case arrival, departure }
-enum AttendanceSource: String, WireEnum { case ios, android, web, cli, company }
-
-struct AttendanceEntry: Codable, Sendable, Equatable {
-    var id: String
-    var kind: AttendanceKind
-    var at: Date
-    var latitude: Double?
-    var longitude: Double?
-    /// Horizontal accuracy of the location, in metres.
-    var accuracy: Double?
-    var source: AttendanceSource
-    var note: String?
-    var correction: Bool
-    var createdAt: Date
-
+extension AttendanceEntry {
     init(row: Row) {
-        id = row["id"]
-        kind = AttendanceKind(rawValue: row["kind"]) ?? .arrival
-        at = Date(ms: row["at"])
-        latitude = row["latitude"]
-        longitude = row["longitude"]
-        accuracy = row["accuracy"]
-        source = AttendanceSource(rawValue: row["source"]) ?? .cli
-        note = row["note"]
-        correction = row["correction"]
-        createdAt = Date(ms: row["createdAt"])
-    }
-
-    init(id: String, kind: AttendanceKind, at: Date, source: AttendanceSource, createdAt: Date) {
-        self.id = id
-        self.kind = kind
-        self.at = at
-        self.source = source
-        correction = false
-        self.createdAt = createdAt
+        self.init(
+            id: row["id"], kind: AttendanceKind(rawValue: row["kind"]) ?? .arrival, at: Date(ms: row["at"]),
+            latitude: row["latitude"], longitude: row["longitude"], accuracy: row["accuracy"],
+            source: AttendanceSource(rawValue: row["source"]) ?? .cli, note: row["note"], correction: row["correction"],
+            createdAt: Date(ms: row["createdAt"]))
     }
 }
 
@@ -62,12 +34,6 @@ struct AttendanceLatest: Codable, Sendable, Equatable {
     var departure: AttendanceEntry?
 }
 
-struct AttendanceDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-    var kind: AttendanceKind
-    var at: Date
-}
 
 extension Records {
     func registerAttendance(_ router: inout Router) {
@@ -110,7 +76,7 @@ extension Records {
                     entry.id, context.userId, entry.kind.rawValue, entry.at.ms, entry.latitude, entry.longitude,
                     entry.accuracy, entry.source.rawValue, entry.note, entry.correction, now.ms,
                 ])
-            try Outbox.append(db, type: "attendance.created", userId: context.userId, data: entry, at: now)
+            try Outbox.append(db, type: AttendanceEvents.created, userId: context.userId, data: entry, at: now)
             return entry
         }
 
@@ -150,7 +116,7 @@ extension Records {
             let entry = AttendanceEntry(row: row)
             try db.execute(sql: "DELETE FROM attendance WHERE userId = ? AND id = ?", arguments: [context.userId, entry.id])
             try Outbox.append(
-                db, type: "attendance.deleted", userId: context.userId,
+                db, type: AttendanceEvents.deleted, userId: context.userId,
                 data: AttendanceDeleted(id: entry.id, userId: context.userId, kind: entry.kind, at: entry.at), at: now())
             return Deleted()
         }

@@ -3,6 +3,7 @@
 // `unavailable` with the reason. A result for a place or time the catch no longer has (it
 // was edited while the fetch ran) is ignored: the refetch the edit caused will answer.
 // The full details stay with the weather-fetcher (`weather.conditions.get`).
+import Contracts
 import Foundation
 import GRDB
 import Runtime

@@ -5,6 +5,7 @@
 // arrive base64 in `photo`, are checked and thumbnailed in the write's `prepare`, outside
 // the transaction, and only the reference is written inside it.
 // The weather-fetcher's answer is written back by consuming its events (CatchConditions.swift).
+import Contracts
 import Foundation
 import GRDB
 import Runtime

@@ -1,43 +1,26 @@
 // Expenses logbook: `records.expense.add|get|update|delete|list`. Amounts are integer
 // minor units with their currency. The list filters by a date range (from inclusive, to
 // exclusive) and a category, sorted by date (newest first) or amount (largest first).
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
 
-struct Expense: Codable, Sendable, Equatable {
-    var id: String
-    var name: String
-    var description: String?
-    var amountMinor: Int64
-    var currency: String
-    var date: Date
-    var category: String?
-    var createdAt: Date
-    var updatedAt: Date
-
+extension Expense {
+    /// A new expense made at `at`, before the request's fields are applied.
     init(id: String, at: Date) {
-        self.id = id
-        name = ""
-        amountMinor = 0
-        currency = "USD"
-        date = at
-        createdAt = at
-        updatedAt = at
+        self.init(
+            id: id, name: "", description: nil, amountMinor: 0, currency: "USD", date: at, category: nil, createdAt: at,
+            updatedAt: at)
     }
 
     init(row: Row) {
-        id = row["id"]
-        name = row["name"]
-        description = row["description"]
-        amountMinor = row["amountMinor"]
-        currency = row["currency"]
-        date = Date(ms: row["date"])
-        category = row["category"]
-        createdAt = Date(ms: row["createdAt"])
-        updatedAt = Date(ms: row["updatedAt"])
+        self.init(
+            id: row["id"], name: row["name"], description: row["description"], amountMinor: row["amountMinor"],
+            currency: row["currency"], date: Date(ms: row["date"]), category: row["category"],
+            createdAt: Date(ms: row["createdAt"]), updatedAt: Date(ms: row["updatedAt"]))
     }
 
     static func find(_ db: Database, userId: String, id: String) throws -> Expense {
@@ -61,44 +44,9 @@ struct Expense: Codable, Sendable, Equatable {
     }
 }
 
-struct ExpenseAdd: Decodable, Sendable {
-    var name: String
-    var description: String?
-    var amountMinor: Int64
-    var currency: String?
-    var date: Date?
-    var category: String?
-}
-
-struct ExpenseUpdate: Decodable, Sendable {
-    var id: String
-    var name: String?
-    var description: Patch<String>
-    var amountMinor: Int64?
-    var currency: String?
-    var date: Date?
-    var category: Patch<String>
-}
-
-enum ExpenseSort: String, WireEnum { case date, amount }
-
-struct ExpenseList: Decodable, Sendable {
-    var from: Date?
-    var to: Date?
-    var sort: ExpenseSort?
-    var category: String?
-    var cursor: String?
-    var limit: Int?
-}
-
-struct ExpenseDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-}
-
 extension Records {
     func registerExpenses(_ router: inout Router) {
-        router.write("records.expense.add") { (body: ExpenseAdd, context, db) in
+        router.write(ExpenseMethods.add) { body, context, db in
             let at = now()
             var expense = Expense(id: ID.make(at: at), at: at)
             expense.name = try requiredText(body.name, "name", max: 80)
@@ -117,15 +65,15 @@ extension Records {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: expense.arguments + [expense.id, context.userId, at.ms])
-            try Outbox.append(db, type: "expense.created", userId: context.userId, data: expense, at: at)
+            try Outbox.append(db, type: ExpenseEvents.created, userId: context.userId, data: expense, at: at)
             return expense
         }
 
-        router.read("records.expense.get") { (body: IdBody, context) in
+        router.read(ExpenseMethods.get) { body, context in
             try await database.read { db in try Expense.find(db, userId: context.userId, id: body.id) }
         }
 
-        router.write("records.expense.update") { (body: ExpenseUpdate, context, db) in
+        router.write(ExpenseMethods.update) { body, context, db in
             let at = now()
             var expense = try Expense.find(db, userId: context.userId, id: body.id)
             if let name = body.name { expense.name = try requiredText(name, "name", max: 80) }
@@ -145,20 +93,20 @@ extension Records {
                     WHERE id = ? AND userId = ?
                     """,
                 arguments: expense.arguments + [expense.id, context.userId])
-            try Outbox.append(db, type: "expense.updated", userId: context.userId, data: expense, at: at)
+            try Outbox.append(db, type: ExpenseEvents.updated, userId: context.userId, data: expense, at: at)
             return expense
         }
 
-        router.write("records.expense.delete") { (body: IdBody, context, db) in
+        router.write(ExpenseMethods.delete) { body, context, db in
             let expense = try Expense.find(db, userId: context.userId, id: body.id)
             try db.execute(sql: "DELETE FROM expense WHERE userId = ? AND id = ?", arguments: [context.userId, expense.id])
             try Outbox.append(
-                db, type: "expense.deleted", userId: context.userId,
+                db, type: ExpenseEvents.deleted, userId: context.userId,
                 data: ExpenseDeleted(id: expense.id, userId: context.userId), at: now())
             return Deleted()
         }
 
-        router.read("records.expense.list") { (body: ExpenseList, context) in
+        router.read(ExpenseMethods.list) { body, context in
             let limit = try Pagination.limit(body.limit)
             let sort = body.sort ?? .date
             let cursor = try Cursor.decode(body.cursor, sort: sort.rawValue)

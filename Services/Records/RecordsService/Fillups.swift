@@ -3,64 +3,31 @@
 // derived (half-up to a minor unit) and remembered as derived, so a later change of volume
 // derives it again. The odometer never goes backwards against the fill-ups around it in
 // date order.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
 
-/// Which of price per unit and total was computed from the other.
-enum PriceDerived: String, WireEnum { case none, price, total }
-
-struct Fillup: Codable, Sendable, Equatable {
-    var id: String
-    var vehicleId: String
-    var date: Date
-    var odometer: Milli?
-    var trip: Milli?
-    var volume: Milli
-    /// Minor units per volume unit, to a thousandth of a minor unit ($3.459/gal is 345.9).
-    var pricePerUnitMinor: Milli
-    var totalMinor: Int64
-    var derived: PriceDerived
-    var currency: String
-    var full: Bool
-    var missed: Bool
-    var note: String?
-    var createdAt: Date
-    var updatedAt: Date
-
+extension Fillup {
     init(row: Row) {
-        id = row["id"]
-        vehicleId = row["vehicleId"]
-        date = Date(ms: row["date"])
-        odometer = (row["odometer"] as Int64?).map { Milli(thousandths: $0) }
-        trip = (row["trip"] as Int64?).map { Milli(thousandths: $0) }
-        volume = Milli(row["volume"] as Int64)
-        pricePerUnitMinor = Milli(thousandths: row["pricePerUnitMilliMinor"])
-        totalMinor = row["totalMinor"]
-        derived = PriceDerived(rawValue: row["derived"]) ?? .none
-        currency = row["currency"]
-        full = row["full"]
-        missed = row["missed"]
-        note = row["note"]
-        createdAt = Date(ms: row["createdAt"])
-        updatedAt = Date(ms: row["updatedAt"])
+        self.init(
+            id: row["id"], vehicleId: row["vehicleId"], date: Date(ms: row["date"]),
+            odometer: (row["odometer"] as Int64?).map { Milli(thousandths: $0) },
+            trip: (row["trip"] as Int64?).map { Milli(thousandths: $0) }, volume: Milli(row["volume"] as Int64),
+            pricePerUnitMinor: Milli(thousandths: row["pricePerUnitMilliMinor"]), totalMinor: row["totalMinor"],
+            derived: PriceDerived(rawValue: row["derived"]) ?? .none, currency: row["currency"], full: row["full"],
+            missed: row["missed"], note: row["note"], createdAt: Date(ms: row["createdAt"]),
+            updatedAt: Date(ms: row["updatedAt"]))
     }
 
+    /// A new fill-up made at `at`, before the request's fields are applied.
     init(id: String, vehicleId: String, at: Date) {
-        self.id = id
-        self.vehicleId = vehicleId
-        date = at
-        volume = Milli(thousandths: 0)
-        pricePerUnitMinor = Milli(thousandths: 0)
-        totalMinor = 0
-        derived = .none
-        currency = "USD"
-        full = true
-        missed = false
-        createdAt = at
-        updatedAt = at
+        self.init(
+            id: id, vehicleId: vehicleId, date: at, odometer: nil, trip: nil, volume: Milli(thousandths: 0),
+            pricePerUnitMinor: Milli(thousandths: 0), totalMinor: 0, derived: .none, currency: "USD", full: true,
+            missed: false, note: nil, createdAt: at, updatedAt: at)
     }
 
     static func find(_ db: Database, userId: String, id: String) throws -> Fillup {
@@ -78,46 +45,6 @@ struct Fillup: Codable, Sendable, Equatable {
     }
 }
 
-struct FillupAdd: Decodable, Sendable {
-    var vehicleId: String
-    var date: Date?
-    var odometer: Milli?
-    var trip: Milli?
-    var volume: Milli
-    var pricePerUnitMinor: Milli?
-    var totalMinor: Int64?
-    var currency: String?
-    var full: Bool?
-    var missed: Bool?
-    var note: String?
-}
-
-struct FillupUpdate: Decodable, Sendable {
-    var id: String
-    var date: Date?
-    var odometer: Patch<Milli>
-    var trip: Patch<Milli>
-    var volume: Milli?
-    var pricePerUnitMinor: Milli?
-    var totalMinor: Int64?
-    var currency: String?
-    var full: Bool?
-    var missed: Bool?
-    var note: Patch<String>
-}
-
-struct FillupList: Decodable, Sendable {
-    var vehicleId: String
-    var cursor: String?
-    var limit: Int?
-}
-
-struct FillupDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-    var vehicleId: String
-}
-
 enum FuelLimits {
     static let volume: Int64 = 1_000_000_000  // 1,000,000 units, in thousandths
     static let distance: Int64 = 100_000_000_000  // 100,000,000 units, in thousandths
@@ -128,7 +55,7 @@ enum FuelLimits {
 
 extension Records {
     func registerFillups(_ router: inout Router) {
-        router.write("records.fillup.add") { (body: FillupAdd, context, db) in
+        router.write(FuelMethods.fillupAdd) { body, context, db in
             let at = now()
             let vehicle = try vehicleOf(db, userId: context.userId, id: body.vehicleId)
             var fillup = Fillup(id: ID.make(at: at), vehicleId: vehicle, at: at)
@@ -153,15 +80,15 @@ extension Records {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: fillup.arguments + [fillup.id, context.userId, fillup.vehicleId, at.ms])
-            try Outbox.append(db, type: "fillup.created", userId: context.userId, data: fillup, at: at)
+            try Outbox.append(db, type: FuelEvents.fillupCreated, userId: context.userId, data: fillup, at: at)
             return fillup
         }
 
-        router.read("records.fillup.get") { (body: IdBody, context) in
+        router.read(FuelMethods.fillupGet) { body, context in
             try await database.read { db in try Fillup.find(db, userId: context.userId, id: body.id) }
         }
 
-        router.write("records.fillup.update") { (body: FillupUpdate, context, db) in
+        router.write(FuelMethods.fillupUpdate) { body, context, db in
             let at = now()
             var fillup = try Fillup.find(db, userId: context.userId, id: body.id)
             if let date = body.date {
@@ -186,20 +113,20 @@ extension Records {
                     WHERE id = ? AND userId = ?
                     """,
                 arguments: fillup.arguments + [fillup.id, context.userId])
-            try Outbox.append(db, type: "fillup.updated", userId: context.userId, data: fillup, at: at)
+            try Outbox.append(db, type: FuelEvents.fillupUpdated, userId: context.userId, data: fillup, at: at)
             return fillup
         }
 
-        router.write("records.fillup.delete") { (body: IdBody, context, db) in
+        router.write(FuelMethods.fillupDelete) { body, context, db in
             let fillup = try Fillup.find(db, userId: context.userId, id: body.id)
             try db.execute(sql: "DELETE FROM fillup WHERE userId = ? AND id = ?", arguments: [context.userId, fillup.id])
             try Outbox.append(
-                db, type: "fillup.deleted", userId: context.userId,
+                db, type: FuelEvents.fillupDeleted, userId: context.userId,
                 data: FillupDeleted(id: fillup.id, userId: context.userId, vehicleId: fillup.vehicleId), at: now())
             return Deleted()
         }
 
-        router.read("records.fillup.list") { (body: FillupList, context) in
+        router.read(FuelMethods.fillupList) { body, context in
             let limit = try Pagination.limit(body.limit)
             let cursor = try Cursor.decode(body.cursor, sort: "date")
             return try await database.read { db in

@@ -1,15 +1,10 @@
 // Keyset pagination for every list: rows are read in a fixed order (a sort key then the id),
 // and the cursor is the last row's key and id, base64url-encoded JSON that callers treat as
 // opaque. A page never skips or repeats a row while other rows are added.
+import Contracts
 import Foundation
 import GRDB
 import Wire
-
-/// One page of a list.
-struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
-    var items: [Item]
-    var nextCursor: String?
-}
 
 /// Where a list resumes: the sort the cursor belongs to, the last row's key and its id.
 struct Cursor: Codable, Sendable, Equatable {

@@ -11,6 +11,7 @@
 // between commit and unlink leaves a file no row names, which the sweep at start-up (and
 // every hour) removes.
 import Dispatch
+import Contracts
 import Foundation
 import GRDB
 import Imaging

@@ -3,6 +3,7 @@
 // id; a foreign id answers `not_found`. Writes go through the router's group commit, each
 // with exactly one outbox event in the same transaction. The wire contract is in
 // docs/protocol.md, "Records service".
+import Contracts
 import Foundation
 import GRDB
 import Logging

@@ -24,6 +24,7 @@
 // the target, a producer of its own with its own checkpoint. The source keeps the events it
 // published (they are not redacted by a move), so a rebuild from every shard's events comes
 // out the same.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -250,7 +251,7 @@ extension RecordsService {
     static func registerShardMoves(_ router: inout Router, guard shardGuard: ShardGuard, photos: PhotoStore) {
         let database = shardGuard.database
         let here = shardGuard.shard
-        router.read("records.shard.freeze", access: .public) { (body: ShardUserBody, _) -> ShardFreezeResult in
+        router.ownWrite("records.shard.freeze", access: .public) { (body: ShardUserBody, _) -> ShardFreezeResult in
             try StackMember.require(body.stackKey)
             guard body.shard != here else { throw ServiceError.invalid("shard", "is this shard") }
             try await shardGuard.freeze(body.userId, to: body.shard)
@@ -274,7 +275,7 @@ extension RecordsService {
                 database: database, photos: photos, userId: body.userId, table: body.table, after: body.after ?? 0,
                 limit: limit)
         }
-        router.read("records.shard.import", access: .public, maxBytes: 64 * 1024 * 1024) {
+        router.ownWrite("records.shard.import", access: .public, maxBytes: 64 * 1024 * 1024) {
             (body: ShardImportBody, _) -> ShardCountResult in
             try StackMember.require(body.stackKey)
             guard body.shard != here else { throw ServiceError.invalid("shard", "is this shard") }
@@ -303,7 +304,7 @@ extension RecordsService {
             }
             return ShardCountResult(userId: body.userId, rows: count)
         }
-        router.read("records.shard.commit", access: .public) { (body: ShardUserBody, _) -> ShardCountResult in
+        router.ownWrite("records.shard.commit", access: .public) { (body: ShardUserBody, _) -> ShardCountResult in
             try StackMember.require(body.stackKey)
             switch shardGuard.state(body.userId) {
             case .arriving?, .arrived?: break
@@ -316,7 +317,7 @@ extension RecordsService {
             shardGuard.remember(body.userId, .arrived(body.shard))
             return ShardCountResult(userId: body.userId, rows: rows)
         }
-        router.read("records.shard.finish", access: .public) { (body: ShardUserBody, _) -> ShardCountResult in
+        router.ownWrite("records.shard.finish", access: .public) { (body: ShardUserBody, _) -> ShardCountResult in
             try StackMember.require(body.stackKey)
             switch shardGuard.state(body.userId) {
             case .moving(let to)? where to == body.shard: break
@@ -330,7 +331,7 @@ extension RecordsService {
             shardGuard.remember(body.userId, .moved(body.shard))
             return ShardCountResult(userId: body.userId, rows: 0)
         }
-        router.read("records.shard.abort", access: .public) { (body: ShardUserBody, _) -> ShardCountResult in
+        router.ownWrite("records.shard.abort", access: .public) { (body: ShardUserBody, _) -> ShardCountResult in
             try StackMember.require(body.stackKey)
             switch shardGuard.state(body.userId) {
             case .moving?:

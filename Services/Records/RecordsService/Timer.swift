@@ -11,28 +11,14 @@
 // `save` refuses a running timer (pause or stop it first, so what is saved is what the
 // user saw) and a timer with nothing on it. Every other move is `failed_precondition`
 // with the state the timer is in. Timers of different activities run independently.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
 
-enum TimerPhase: String, WireEnum { case idle, running, paused, stopped }
-
-struct TimerState: Codable, Sendable, Equatable {
-    var activityId: String
-    var state: TimerPhase
-    /// Time counted before the current run.
-    var accumulatedMs: Int64
-    /// When the current run began (running only).
-    var runningSince: Date?
-    /// When the timer was first started (nil when idle).
-    var startedAt: Date?
-    /// accumulated + (now − runningSince) while running; accumulated otherwise.
-    var elapsedMs: Int64
-    /// The server time `elapsedMs` was computed at.
-    var at: Date
-
+extension TimerState {
     static func idle(_ activityId: String, now: Date) -> TimerState {
         TimerState(
             activityId: activityId, state: .idle, accumulatedMs: 0, runningSince: nil, startedAt: nil, elapsedMs: 0, at: now)
@@ -84,15 +70,6 @@ struct TimeSaved: Codable, Sendable, Equatable {
     var timer: TimerState
 }
 
-/// `time.saved`: the entry, flat, with its owner.
-struct TimeSavedEvent: Codable, Sendable {
-    var id: String
-    var userId: String
-    var activityId: String
-    var durationMs: Int64
-    var startedAt: Date
-    var savedAt: Date
-}
 
 extension Records {
     func registerTimer(_ router: inout Router) {
@@ -198,7 +175,7 @@ extension Records {
         timer.at = at
         timer.elapsedMs = timer.elapsed(at: at)
         try timer.store(db, userId: context.userId)
-        try Outbox.append(db, type: "timer.changed", userId: context.userId, data: timer, at: at)
+        try Outbox.append(db, type: TimeEvents.timerChanged, userId: context.userId, data: timer, at: at)
         return timer
     }
 }

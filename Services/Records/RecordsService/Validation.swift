@@ -1,5 +1,6 @@
 // Field rules shared by every logbook. Each failure is `invalid_argument` naming the field,
 // the rule and the offending value: `volume: must be greater than 0 (got -3)`.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -90,54 +91,6 @@ func checkLongitude(_ value: Double, _ field: String = "longitude") throws {
 /// malformed id and a foreign one look the same.
 func notFound(_ what: String, _ id: String) -> ServiceError {
     ServiceError(.notFound, "\(what) \(id) not found", field: "id")
-}
-
-// MARK: Updates
-
-/// An optional field of an update: absent leaves it unchanged, `null` clears it, a value
-/// sets it. Decoded by the synthesized `Decodable` through the overload below.
-enum Patch<Value: Decodable & Sendable>: Decodable, Sendable {
-    case unchanged
-    case clear
-    case set(Value)
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        self = container.decodeNil() ? .clear : .set(try Value(from: decoder))
-    }
-
-    /// The field's new value given its current one.
-    func applied(to current: Value?) -> Value? {
-        switch self {
-        case .unchanged: current
-        case .clear: nil
-        case .set(let value): value
-        }
-    }
-
-}
-
-extension KeyedDecodingContainer {
-    /// A missing key is `.unchanged` rather than an error.
-    func decode<Value>(_ type: Patch<Value>.Type, forKey key: Key) throws -> Patch<Value> {
-        try decodeIfPresent(type, forKey: key) ?? .unchanged
-    }
-
-    func decodeIfPresent<Value>(_ type: Patch<Value>.Type, forKey key: Key) throws -> Patch<Value>? {
-        guard contains(key) else { return nil }
-        if try decodeNil(forKey: key) { return .clear }
-        return .set(try decode(Value.self, forKey: key))
-    }
-}
-
-// MARK: Bodies and results shared by every domain
-
-struct IdBody: Decodable, Sendable {
-    var id: String
-}
-
-struct Deleted: Codable, Sendable, Equatable {
-    var deleted = true
 }
 
 // MARK: Storage helpers

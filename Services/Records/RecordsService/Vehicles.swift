@@ -1,5 +1,6 @@
 // Fuel logbook, vehicles: `records.vehicle.add|get|update|delete|list`. Deleting a vehicle
 // deletes its fill-ups (the schema cascades) and emits one `vehicle.deleted`.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -7,42 +8,13 @@ import Storage
 import Wire
 
 
-struct Vehicle: Codable, Sendable, Equatable {
-    var id: String
-    var nickname: String
-    var make: String?
-    var model: String?
-    var year: Int?
-    var distanceUnit: DistanceUnit
-    var volumeUnit: VolumeUnit
-    var createdAt: Date
-    var updatedAt: Date
-
-    init(
-        id: String, nickname: String, make: String?, model: String?, year: Int?, distanceUnit: DistanceUnit,
-        volumeUnit: VolumeUnit, createdAt: Date, updatedAt: Date
-    ) {
-        self.id = id
-        self.nickname = nickname
-        self.make = make
-        self.model = model
-        self.year = year
-        self.distanceUnit = distanceUnit
-        self.volumeUnit = volumeUnit
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-    }
-
+extension Vehicle {
     init(row: Row) {
-        id = row["id"]
-        nickname = row["nickname"]
-        make = row["make"]
-        model = row["model"]
-        year = row["year"]
-        distanceUnit = DistanceUnit(rawValue: row["distanceUnit"]) ?? .mi
-        volumeUnit = VolumeUnit(rawValue: row["volumeUnit"]) ?? .gal
-        createdAt = Date(ms: row["createdAt"])
-        updatedAt = Date(ms: row["updatedAt"])
+        self.init(
+            id: row["id"], nickname: row["nickname"], make: row["make"], model: row["model"], year: row["year"],
+            distanceUnit: DistanceUnit(rawValue: row["distanceUnit"]) ?? .mi,
+            volumeUnit: VolumeUnit(rawValue: row["volumeUnit"]) ?? .gal, createdAt: Date(ms: row["createdAt"]),
+            updatedAt: Date(ms: row["updatedAt"]))
     }
 
     static func find(_ db: Database, userId: String, id: String) throws -> Vehicle {
@@ -54,39 +26,9 @@ struct Vehicle: Codable, Sendable, Equatable {
     }
 }
 
-struct VehicleAdd: Decodable, Sendable {
-    var nickname: String
-    var make: String?
-    var model: String?
-    var year: Int?
-    var distanceUnit: DistanceUnit?
-    var volumeUnit: VolumeUnit?
-}
-
-struct VehicleUpdate: Decodable, Sendable {
-    var id: String
-    var nickname: String?
-    var make: Patch<String>
-    var model: Patch<String>
-    var year: Patch<Int>
-    var distanceUnit: DistanceUnit?
-    var volumeUnit: VolumeUnit?
-}
-
-struct ListBody: Decodable, Sendable {
-    var cursor: String?
-    var limit: Int?
-}
-
-struct VehicleDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-    var fillupsDeleted: Int
-}
-
 extension Records {
     func registerVehicles(_ router: inout Router) {
-        router.write("records.vehicle.add") { (body: VehicleAdd, context, db) in
+        router.write(FuelMethods.vehicleAdd) { body, context, db in
             let at = now()
             var vehicle = Vehicle(
                 id: ID.make(at: at), nickname: "", make: nil, model: nil, year: nil,
@@ -104,15 +46,15 @@ extension Records {
                     vehicle.id, context.userId, vehicle.nickname, vehicle.make, vehicle.model, vehicle.year,
                     vehicle.distanceUnit.rawValue, vehicle.volumeUnit.rawValue, at.ms, at.ms,
                 ])
-            try Outbox.append(db, type: "vehicle.created", userId: context.userId, data: vehicle, at: at)
+            try Outbox.append(db, type: FuelEvents.vehicleCreated, userId: context.userId, data: vehicle, at: at)
             return vehicle
         }
 
-        router.read("records.vehicle.get") { (body: IdBody, context) in
+        router.read(FuelMethods.vehicleGet) { body, context in
             try await database.read { db in try Vehicle.find(db, userId: context.userId, id: body.id) }
         }
 
-        router.write("records.vehicle.update") { (body: VehicleUpdate, context, db) in
+        router.write(FuelMethods.vehicleUpdate) { body, context, db in
             let at = now()
             var vehicle = try Vehicle.find(db, userId: context.userId, id: body.id)
             if let nickname = body.nickname { vehicle.nickname = try requiredText(nickname, "nickname", max: 60) }
@@ -132,11 +74,11 @@ extension Records {
                     vehicle.nickname, vehicle.make, vehicle.model, vehicle.year, vehicle.distanceUnit.rawValue,
                     vehicle.volumeUnit.rawValue, at.ms, context.userId, vehicle.id,
                 ])
-            try Outbox.append(db, type: "vehicle.updated", userId: context.userId, data: vehicle, at: at)
+            try Outbox.append(db, type: FuelEvents.vehicleUpdated, userId: context.userId, data: vehicle, at: at)
             return vehicle
         }
 
-        router.write("records.vehicle.delete") { (body: IdBody, context, db) in
+        router.write(FuelMethods.vehicleDelete) { body, context, db in
             let vehicle = try Vehicle.find(db, userId: context.userId, id: body.id)
             let fillups =
                 try Int.fetchOne(
@@ -144,12 +86,12 @@ extension Records {
                     arguments: [context.userId, vehicle.id]) ?? 0
             try db.execute(sql: "DELETE FROM vehicle WHERE userId = ? AND id = ?", arguments: [context.userId, vehicle.id])
             try Outbox.append(
-                db, type: "vehicle.deleted", userId: context.userId,
+                db, type: FuelEvents.vehicleDeleted, userId: context.userId,
                 data: VehicleDeleted(id: vehicle.id, userId: context.userId, fillupsDeleted: fillups), at: now())
             return Deleted()
         }
 
-        router.read("records.vehicle.list") { (body: ListBody, context) in
+        router.read(FuelMethods.vehicleList) { body, context in
             let limit = try Pagination.limit(body.limit)
             let cursor = try Cursor.decode(body.cursor, sort: "created")
             return try await database.read { db in

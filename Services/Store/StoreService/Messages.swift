@@ -114,14 +114,6 @@ public struct PurchasedEvent: Codable, Sendable, Equatable {
     public var ledgerId: String
 }
 
-/// records' `time.saved`.
-struct TimeSaved: Decodable {
-    var id: String
-    var activityId: String?
-    var durationMs: Int64
-    var savedAt: String?
-}
-
 /// records' `time.deleted`.
 struct TimeDeleted: Decodable {
     var id: String

@@ -2,6 +2,7 @@
 // intro / quote of the day. Its state is built from records' `time.*` events (applied with
 // the consumer's checkpoint, so a wiped store.sqlite replays to the same wallets) plus its
 // own purchases; auth's `user.deleted` purges a user. docs/protocol.md, "Store service" is the contract.
+import Contracts
 import Foundation
 import GRDB
 import Logging
@@ -96,7 +97,7 @@ public final class Store: Sendable {
             guard !itemId.isEmpty else { throw ServiceError.invalid("itemId", "must not be empty") }
             return try Ledger.buy(db, userId: context.userId, itemId: itemId, at: clock())
         }
-        router.read("store.quote") { (body: QuoteRequest, context) in
+        router.ownWrite("store.quote") { (body: QuoteRequest, context) in
             try await self.quote(body, userId: context.userId, accountZone: context.principal?.timeZone)
         }
         return router
@@ -239,15 +240,14 @@ public final class Store: Sendable {
     /// blocking every later event.
     public func applyRecordsEvent(_ db: Database, _ event: Event) throws {
         switch event.type {
-        case "time.saved":
+        case TimeEvents.timeSaved:
             guard let userId = event.userId else { return skip(event, because: "no userId") }
-            guard let saved = decode(TimeSaved.self, event) else { return }
+            guard let saved = decode(TimeSavedEvent.self, event) else { return }
             // The upper bound (a century) keeps a corrupt value from overflowing a wallet.
             guard (0...Self.maxEntryMs).contains(saved.durationMs), !saved.id.isEmpty else {
                 return skip(event, because: "durationMs must be 0…\(Self.maxEntryMs) and id must not be empty")
             }
-            let savedAt = saved.savedAt.flatMap(WireTime.parse) ?? event.at
-            try Ledger.earn(db, userId: userId, entryId: saved.id, durationMs: saved.durationMs, savedAt: savedAt)
+            try Ledger.earn(db, userId: userId, entryId: saved.id, durationMs: saved.durationMs, savedAt: saved.savedAt)
         case "time.deleted":
             guard let userId = event.userId else { return skip(event, because: "no userId") }
             guard let deleted = decode(TimeDeleted.self, event) else { return }

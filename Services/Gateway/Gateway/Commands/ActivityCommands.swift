@@ -1,6 +1,5 @@
-// `logbook activity add|list|delete|log`, `logbook timer start|pause|resume|stop|save|clear|show`
-// and `logbook networth`: time toward 10,000 hours, shown as money (1 hour = $1.00; seed 004).
-// The timer lives on the server, so it keeps running when the CLI exits.
+// `logbook activity add|list|delete|log|add-time` and `logbook networth`: time toward 10,000
+// hours, shown as money (1 hour = $1.00; seed 004). The timer's commands: TimerCommands.swift.
 import ArgumentParser
 import Foundation
 import Wire
@@ -187,105 +186,6 @@ struct ActivityAddTime: GatewayCommand {
         Output.line(
             "added \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(Output.cell(found["name"]))")
     }
-}
-
-// MARK: Timer
-
-struct TimerGroup: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "timer",
-        abstract: "An activity's timer, kept by the server: start, pause, resume, stop, save, clear, show.",
-        discussion: """
-            idle → start → running ⇄ pause/resume; stop freezes it; save adds the time to the \
-            activity's log; clear discards it. The timer keeps running when this command exits.
-            Examples:
-              logbook timer start Guitar
-              logbook timer show Guitar       # 0:12:34 running
-              logbook timer stop Guitar
-              logbook timer save Guitar
-            """,
-        subcommands: [
-            TimerStart.self, TimerPause.self, TimerResume.self, TimerStop.self, TimerSave.self, TimerClear.self, TimerShow.self,
-        ])
-}
-
-/// One timer transition on the activity named by id or name.
-protocol TimerCommand: GatewayCommand {
-    var activity: String { get }
-    static var action: String { get }
-}
-
-extension TimerCommand {
-    func execute(_ context: Context) async throws {
-        let found = try await Resolve.activity(context, activity)
-        let name = Output.cell(found["name"])
-        let body: JSONValue = ["activityId": found["id"] ?? .null]
-        let write = Self.action != "get"
-        let result = try await context.send("records", "records.timer.\(Self.action)", body: body, write: write)
-        if context.json { return Output.json(result) }
-        if Self.action == "save" {
-            let ms = result["entry"]?["durationMs"]?.int64Value ?? 0
-            Output.line("saved \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(name)")
-            return
-        }
-        Output.line(Activities.describeTimer(name, result))
-    }
-}
-
-struct TimerStart: TimerCommand {
-    static let configuration = CommandConfiguration(commandName: "start", abstract: "Start the timer.", discussion: "Example: logbook timer start Guitar")
-    static let action = "start"
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The activity's id or name.") var activity: String
-}
-
-struct TimerPause: TimerCommand {
-    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause a running timer.", discussion: "Example: logbook timer pause Guitar")
-    static let action = "pause"
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The activity's id or name.") var activity: String
-}
-
-struct TimerResume: TimerCommand {
-    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume a paused timer.", discussion: "Example: logbook timer resume Guitar")
-    static let action = "resume"
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The activity's id or name.") var activity: String
-}
-
-struct TimerStop: TimerCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "stop", abstract: "Stop the timer (its time is frozen until you save or clear it).",
-        discussion: "Example: logbook timer stop Guitar")
-    static let action = "stop"
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The activity's id or name.") var activity: String
-}
-
-struct TimerSave: TimerCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "save", abstract: "Add a stopped or paused timer's time to the activity's log.",
-        discussion: "Example: logbook timer save Guitar")
-    static let action = "save"
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The activity's id or name.") var activity: String
-}
-
-struct TimerClear: TimerCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "clear", abstract: "Discard the timer's time.", discussion: "Example: logbook timer clear Guitar")
-    static let action = "clear"
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The activity's id or name.") var activity: String
-}
-
-struct TimerShow: TimerCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Show the timer's state and elapsed time (H:MM:SS).",
-        discussion: "Example: logbook timer show Guitar")
-    static let action = "get"
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The activity's id or name.") var activity: String
 }
 
 // MARK: Net worth

@@ -3,6 +3,7 @@
 // service works from its own projections of the records; when it is not installed or does
 // not answer, these commands fail with `unavailable` (exit 7) naming it.
 import ArgumentParser
+import Contracts
 import Foundation
 import Wire
 
@@ -21,6 +22,19 @@ enum Analytics {
                 .unavailable,
                 "the analytics service is not installed (no analytics executable in \(executables.directory)) "
                     + "and did not answer; \(method) needs it")
+        }
+    }
+
+    /// `send` for a method of the contract: typed request and result.
+    static func call<Request, Result>(
+        _ context: Context, _ method: Contracts.Method<Request, Result>, _ request: Request
+    ) async throws -> Result {
+        let result = try await send(context, method.name, try JSONValue.from(request).objectValue ?? [:])
+        do {
+            return try result.decode(Result.self)
+        } catch {
+            throw ServiceError(
+                .internal, "analytics answered \(method.name) with an unexpected result: \(WireCoding.describe(error))")
         }
     }
 
@@ -86,6 +100,20 @@ enum Analytics {
         return String(format: "%.\(decimals)f", value)
     }
 
+    /// A decimal figure to `decimals` places, exactly (27.1 → "27.10"), half away from zero.
+    static func figure(_ value: Decimal?, decimals: Int = 2) -> String {
+        guard let value else { return "-" }
+        return exponentPlain(units(value, places: decimals), decimals: decimals)
+    }
+
+    /// `value` × 10^places, rounded half away from zero to an integer.
+    static func units(_ value: Decimal, places: Int) -> Int64 {
+        var scaled = value * pow(Decimal(10), places)
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &scaled, 0, .plain)
+        return NSDecimalNumber(decimal: rounded).int64Value
+    }
+
     /// A share as a percentage: 0.75 → "75%", 0.667 → "66.7%".
     static func percent(_ share: Double?) -> String {
         guard let share else { return "-" }
@@ -98,10 +126,20 @@ enum Analytics {
     /// (300, USD, 1) → "$3.00", (177.42, USD, 0) → "$1.77".
     static func money(minor: Double?, currency: String = "USD", extra: Int = 1) -> String {
         guard let minor, minor.isFinite else { return "-" }
-        let exponent = Money.exponent(currency)
         var scale = 1.0
         for _ in 0..<extra { scale *= 10 }
-        let units = Int64((minor * scale).rounded())
+        return money(units: Int64((minor * scale).rounded()), currency: currency, extra: extra)
+    }
+
+    /// `money(minor:)` from an exact decimal (analytics' typed results).
+    static func money(exactly minor: Decimal?, currency: String = "USD", extra: Int = 1) -> String {
+        guard let minor else { return "-" }
+        return money(units: units(minor, places: extra), currency: currency, extra: extra)
+    }
+
+    /// `units` of 10^-extra minor units as money.
+    private static func money(units: Int64, currency: String, extra: Int) -> String {
+        let exponent = Money.exponent(currency)
         var text = exponentPlain(units, decimals: exponent + extra)
         var decimals = exponent + extra
         while decimals > exponent, text.hasSuffix("0") {
@@ -178,62 +216,67 @@ struct FuelStats: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.currentCar(context, car)
-        var body: [String: JSONValue] = ["vehicleId": vehicle["id"] ?? .null]
-        if let units { body["units"] = .string(units.wire) }
-        let stats = try await Analytics.send(context, "analytics.fuel.stats", body)
+        let request = FuelStatsRequest(vehicleId: vehicle["id"]?.stringValue ?? "", units: units?.wire)
+        let stats = try await Analytics.call(context, FuelMethods.stats, request)
         if context.json { return Output.json(stats) }
         Output.line(FuelText.stats(stats, car: Output.cell(vehicle["nickname"])))
     }
 }
 
 enum FuelText {
-    static func stats(_ stats: JSONValue, car: String) -> String {
-        let label = Output.cell(stats["unitLabel"])
-        let fills = stats["fills"]?.int64Value ?? 0
-        let segments = stats["closedSegments"]?.int64Value ?? 0
+    /// A distance or volume in thousandths, exactly: 38.5, 1,234.5 grouped.
+    static func quantity(_ value: Decimal, grouped: Bool = false) -> String {
+        let milli = Milli(thousandths: Analytics.units(value, places: 3))
+        return grouped ? milli.grouped : milli.description
+    }
+
+    static func stats(_ stats: Contracts.FuelStats, car: String) -> String {
+        let label = stats.unitLabel
+        let fills = stats.fills
+        let segments = stats.closedSegments
         var lines = [
             "\(car): \(fills) fill-up\(fills == 1 ? "" : "s"), \(segments) closed segment\(segments == 1 ? "" : "s"); economy in \(label)"
         ]
         var pairs: [(String, String)] = []
-        if let average = stats["average"]?.doubleValue {
-            pairs.append(("average", "\(Analytics.number(average)) \(label)"))
+        if let average = stats.average {
+            pairs.append(("average", "\(Analytics.figure(average)) \(label)"))
         } else {
-            pairs.append(("average", stats["reason"]?.stringValue ?? "not yet: add one more full fill-up"))
+            pairs.append(("average", stats.reason ?? "not yet: add one more full fill-up"))
         }
-        for (key, title) in [("last", "last"), ("best", "best"), ("worst", "worst")] {
-            if let point = stats[key], point != .null {
-                pairs.append((title, "\(Analytics.number(point["value"]?.doubleValue)) \(label)  (\(Analytics.date(point["date"])))"))
+        for (point, title) in [(stats.last, "last"), (stats.best, "best"), (stats.worst, "worst")] {
+            if let point {
+                let date = Analytics.date(.string(WireTime.format(point.date)))
+                pairs.append((title, "\(Analytics.figure(point.value)) \(label)  (\(date))"))
             }
         }
-        let distanceUnit = stats["distanceUnit"]?.stringValue ?? ""
-        let volumeUnit = stats["volumeUnit"]?.stringValue ?? ""
-        if let waiting = stats["waiting"], waiting != .null {
-            let count = waiting["partialFills"]?.int64Value ?? 0
+        let distanceUnit = stats.distanceUnit
+        let volumeUnit = stats.volumeUnit
+        if let waiting = stats.waiting {
+            let count = waiting.partialFills
             pairs.append((
                 "waiting",
-                "\(count) partial fill-up\(count == 1 ? "" : "s") (\(Quantity.text(waiting["distance"])) \(distanceUnit), "
-                    + "\(Quantity.text(waiting["volume"])) \(volumeUnit)) until the next full fill-up"
+                "\(count) partial fill-up\(count == 1 ? "" : "s") (\(quantity(waiting.distance)) \(distanceUnit), "
+                    + "\(quantity(waiting.volume)) \(volumeUnit)) until the next full fill-up"
             ))
         }
-        for spending in stats["spending"]?.arrayValue ?? [] {
-            let currency = spending["currency"]?.stringValue ?? "USD"
-            let count = spending["fills"]?.int64Value ?? 0
+        for spending in stats.spending {
+            let currency = spending.currency
+            let count = spending.fills
             pairs.append((
                 "total spent",
-                "\(Money.format(spending["totalMinor"]?.int64Value ?? 0, currency: currency)) on \(count) fill-up\(count == 1 ? "" : "s"), "
-                    + "\(Quantity.text(spending["volume"], grouped: true)) \(volumeUnit)"
+                "\(Money.format(spending.totalMinor, currency: currency)) on \(count) fill-up\(count == 1 ? "" : "s"), "
+                    + "\(quantity(spending.volume, grouped: true)) \(volumeUnit)"
             ))
-            if let price = spending["averagePricePerUnitMinor"]?.doubleValue {
-                pairs.append(("average price", "\(Analytics.money(minor: price, currency: currency))/\(volumeUnit)"))
+            if let price = spending.averagePricePerUnitMinor {
+                pairs.append(("average price", "\(Analytics.money(exactly: price, currency: currency))/\(volumeUnit)"))
             }
-            if let cost = spending["costPerDistance"], cost != .null {
-                let per = cost["per"]?.stringValue ?? distanceUnit
-                pairs.append(("cost per \(per)", Analytics.money(minor: cost["minor"]?.doubleValue, currency: currency)))
+            if let cost = spending.costPerDistance {
+                pairs.append(("cost per \(cost.per)", Analytics.money(exactly: cost.minor, currency: currency)))
             } else {
                 pairs.append(("cost per distance", "not yet: it needs a closed segment paid in \(currency)"))
             }
         }
-        if stats["spending"]?.arrayValue?.isEmpty ?? true { pairs.append(("total spent", "nothing yet")) }
+        if stats.spending.isEmpty { pairs.append(("total spent", "nothing yet")) }
         lines.append(Output.fields(pairs))
         return lines.joined(separator: "\n")
     }

@@ -1,6 +1,7 @@
 // `logbook car add|list|edit|delete|use`: vehicles on the records service (seed 000's
 // car picker). `use` remembers the selected car per user; fill-up commands default to it.
 import ArgumentParser
+import Contracts
 import Foundation
 import Wire
 
@@ -36,6 +37,10 @@ enum Cars {
     static func summary(_ car: JSONValue) -> String {
         "\(Output.cell(car["nickname"])) (id \(Output.cell(car["id"])), \(Output.cell(car["distanceUnit"]))/\(Output.cell(car["volumeUnit"])))"
     }
+
+    static func summary(_ car: Vehicle) -> String {
+        "\(car.nickname) (id \(car.id), \(car.distanceUnit.rawValue)/\(car.volumeUnit.rawValue))"
+    }
 }
 
 struct CarFields: ParsableArguments {
@@ -45,21 +50,30 @@ struct CarFields: ParsableArguments {
     @Option(name: .customLong("distance-unit"), help: "mi or km (default mi).") var distanceUnit: DistanceUnit?
     @Option(name: .customLong("volume-unit"), help: "gal, l or ukgal (default gal).") var volumeUnit: VolumeUnit?
 
-    func body(into body: inout [String: JSONValue]) throws {
-        if let make { body["make"] = JSONValue.optionalText(make) }
-        if let model { body["model"] = JSONValue.optionalText(model) }
-        if let year {
+    var yearPatch: Patch<Int> {
+        get throws {
+            guard let year else { return .unchanged }
             let trimmed = year.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty {
-                body["year"] = .null
-            } else if let value = Int(trimmed) {
-                body["year"] = .number(Double(value))
-            } else {
+            if trimmed.isEmpty { return .clear }
+            guard let value = Int(trimmed) else {
                 throw ServiceError.invalid("year", "must be a whole number like 2019 (got \(year))")
             }
+            return .set(value)
         }
-        if let distanceUnit { body["distanceUnit"] = .string(distanceUnit.rawValue) }
-        if let volumeUnit { body["volumeUnit"] = .string(volumeUnit.rawValue) }
+    }
+
+    /// The fields as an update of car `id`.
+    func update(id: String, nickname: String?) throws -> VehicleUpdate {
+        VehicleUpdate(
+            id: id, nickname: nickname, make: Patch.option(make), model: Patch.option(model), year: try yearPatch,
+            distanceUnit: distanceUnit, volumeUnit: volumeUnit)
+    }
+
+    /// The fields as a new car's.
+    func add(nickname: String) throws -> VehicleAdd {
+        VehicleAdd(
+            nickname: nickname, make: Patch.option(make).applied(to: nil), model: Patch.option(model).applied(to: nil),
+            year: try yearPatch.applied(to: nil), distanceUnit: distanceUnit, volumeUnit: volumeUnit)
     }
 }
 
@@ -73,9 +87,7 @@ struct CarAdd: GatewayCommand {
     @OptionGroup var fields: CarFields
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = ["nickname": .string(nickname)]
-        try fields.body(into: &body)
-        try await context.perform("records", "records.vehicle.add", body: .object(body), write: true) {
+        try await FuelMethods.vehicleAdd.perform(context, try fields.add(nickname: nickname)) {
             "added car \(Cars.summary($0))"
         }
     }
@@ -130,13 +142,11 @@ struct CarEdit: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.car(context, car)
-        var body: [String: JSONValue] = ["id": vehicle["id"] ?? .null]
-        if let nickname { body["nickname"] = .string(nickname) }
-        try fields.body(into: &body)
-        guard body.count > 1 else { throw ValidationError("nothing to change: give --nickname, --make, --model, --year or a unit") }
-        try await context.perform("records", "records.vehicle.update", body: .object(body), write: true) {
-            "updated car \(Cars.summary($0))"
+        let request = try fields.update(id: vehicle["id"]?.stringValue ?? "", nickname: nickname)
+        guard try JSONValue.from(request).objectValue?.count ?? 0 > 1 else {
+            throw ValidationError("nothing to change: give --nickname, --make, --model, --year or a unit")
         }
+        try await FuelMethods.vehicleUpdate.perform(context, request) { "updated car \(Cars.summary($0))" }
     }
 }
 
@@ -156,7 +166,7 @@ struct CarDelete: GatewayCommand {
         let name = Output.cell(vehicle["nickname"])
         let what = "car \"\(name)\" and its \(fillups) fill-up\(fillups == 1 ? "" : "s")"
         try Confirm.delete("Delete \(what)?", yes: yes)
-        let result = try await context.send("records", "records.vehicle.delete", body: ["id": id], write: true)
+        let result = try await FuelMethods.vehicleDelete.call(context, IdBody(id: id.stringValue ?? ""))
         let session = try context.requireSession()
         let store = SelectionStore(directory: context.sessions.directory)
         if store.vehicle(for: session.userId) == id.stringValue { try store.setVehicle(nil, for: session.userId) }

@@ -1,6 +1,7 @@
 // `logbook expense add|list|edit|delete`: spending records (seed 002). Amounts are typed as
 // decimals and kept exactly as minor units of their currency.
 import ArgumentParser
+import Contracts
 import Foundation
 import Wire
 
@@ -20,7 +21,7 @@ struct ExpenseGroup: AsyncParsableCommand {
         subcommands: [ExpenseAdd.self, ExpenseList.self, ExpenseEdit.self, ExpenseDelete.self, ExpenseSummary.self])
 }
 
-enum ExpenseSort: String, ExpressibleByArgument, CaseIterable { case date, amount }
+extension ExpenseSort: ExpressibleByArgument {}
 
 enum Expenses {
     static func amount(_ expense: JSONValue) -> String {
@@ -28,8 +29,9 @@ enum Expenses {
         return Money.format(minor, currency: expense["currency"]?.stringValue ?? "USD")
     }
 
-    static func describe(_ expense: JSONValue) -> String {
-        "\(Output.cell(expense["name"])) \(amount(expense)) on \(TimeText.local(expense["date"]))"
+    static func describe(_ expense: Expense) -> String {
+        let amount = Money.format(expense.amountMinor, currency: expense.currency)
+        return "\(expense.name) \(amount) on \(TimeText.local(.string(WireTime.format(expense.date))))"
     }
 }
 
@@ -48,16 +50,13 @@ struct ExpenseAdd: GatewayCommand {
     @Option(help: "A longer description.") var description: String?
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = [
-            "name": .string(name),
-            "amountMinor": .number(Double(try Money.parse(amount, currency: currency ?? "USD", field: "amount"))),
-        ]
-        if let currency { body["currency"] = .string(currency.uppercased()) }
-        if let date { body["date"] = try TimeText.wire(date, field: "date") }
-        if let category { body["category"] = .string(category) }
-        if let description { body["description"] = .string(description) }
-        try await context.perform("records", "records.expense.add", body: .object(body), write: true) { expense in
-            "added expense \(Output.cell(expense["id"])): \(Expenses.describe(expense))"
+        var request = Contracts.ExpenseAdd(
+            name: name, description: description,
+            amountMinor: try Money.parse(amount, currency: currency ?? "USD", field: "amount"),
+            currency: currency?.uppercased(), category: category)
+        if let date { request.date = try TimeText.parse(date, field: "date") }
+        try await ExpenseMethods.add.perform(context, request) { expense in
+            "added expense \(expense.id): \(Expenses.describe(expense))"
         }
     }
 }
@@ -140,22 +139,20 @@ struct ExpenseEdit: GatewayCommand {
     @Option(help: "A description (\"\" clears it).") var description: String?
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = ["id": .string(id)]
-        if let name { body["name"] = .string(name) }
-        if let currency { body["currency"] = .string(currency.uppercased()) }
+        var request = ExpenseUpdate(id: id, name: name, currency: currency?.uppercased())
         if let amount {
             var money = currency
-            if money == nil {
-                money = try await context.send("records", "records.expense.get", body: ["id": .string(id)])["currency"]?.stringValue
-            }
-            body["amountMinor"] = .number(Double(try Money.parse(amount, currency: money ?? "USD", field: "amount")))
+            if money == nil { money = try await ExpenseMethods.get.call(context, IdBody(id: id)).currency }
+            request.amountMinor = try Money.parse(amount, currency: money ?? "USD", field: "amount")
         }
-        if let date { body["date"] = try TimeText.wire(date, field: "date") }
-        if let category { body["category"] = JSONValue.optionalText(category) }
-        if let description { body["description"] = JSONValue.optionalText(description) }
-        guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
-        try await context.perform("records", "records.expense.update", body: .object(body), write: true) { expense in
-            "updated expense \(Output.cell(expense["id"])): \(Expenses.describe(expense))"
+        if let date { request.date = try TimeText.parse(date, field: "date") }
+        request.category = Patch.option(category)
+        request.description = Patch.option(description)
+        guard try JSONValue.from(request).objectValue?.count ?? 0 > 1 else {
+            throw ValidationError("nothing to change: give at least one field to edit")
+        }
+        try await ExpenseMethods.update.perform(context, request) { expense in
+            "updated expense \(expense.id): \(Expenses.describe(expense))"
         }
     }
 }
@@ -170,10 +167,10 @@ struct ExpenseDelete: GatewayCommand {
     @Flag(help: "Do not ask for confirmation.") var yes = false
 
     func execute(_ context: Context) async throws {
-        let expense = try await context.send("records", "records.expense.get", body: ["id": .string(id)])
+        let expense = try await ExpenseMethods.get.call(context, IdBody(id: id))
         let what = "expense \(Expenses.describe(expense))"
         try Confirm.delete("Delete the \(what)?", yes: yes)
-        let result = try await context.send("records", "records.expense.delete", body: ["id": .string(id)], write: true)
+        let result = try await ExpenseMethods.delete.call(context, IdBody(id: id))
         if context.json { Output.json(result) } else { Output.line("deleted the \(what)") }
     }
 }

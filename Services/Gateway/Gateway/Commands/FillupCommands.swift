@@ -1,6 +1,7 @@
 // `logbook fillup add|list|edit|delete`: fill-ups of the selected car (seed 000's list and
 // add/edit view). The list shows each fill's economy when the analytics service answers.
 import ArgumentParser
+import Contracts
 import Foundation
 import Runtime
 import Wire
@@ -31,28 +32,24 @@ enum Fullness: String, EnumerableFlag {
 
 enum Fillups {
     /// The fill-up's car, for its units in a confirmation; nil when it cannot be read.
-    static func car(_ context: Context, of fill: JSONValue) async -> JSONValue? {
-        guard let id = fill["vehicleId"]?.stringValue else { return nil }
-        return try? await context.send("records", "records.vehicle.get", body: ["id": .string(id)])
+    static func car(_ context: Context, of fill: Fillup) async -> JSONValue? {
+        try? await context.send("records", FuelMethods.vehicleGet.name, body: ["id": .string(fill.vehicleId)])
     }
 
     /// `2026-05-01 14:45: 9.35 gal, $33.00` (the volume unit when the car is known).
-    static func describe(_ fill: JSONValue, car: JSONValue?) -> String {
-        let volume = "\(Quantity.text(fill["volume"])) \(car.map { Output.cell($0["volumeUnit"]) } ?? "")"
+    static func describe(_ fill: Fillup, car: JSONValue?) -> String {
+        let volume = "\(fill.volume) \(car.map { Output.cell($0["volumeUnit"]) } ?? "")"
             .trimmingCharacters(in: .whitespaces)
-        let currency = fill["currency"]?.stringValue ?? "USD"
-        let total = fill["totalMinor"]?.int64Value.map { Money.format($0, currency: currency) } ?? "-"
-        return "\(TimeText.local(fill["date"])): \(volume), \(total)"
+        let total = Money.format(fill.totalMinor, currency: fill.currency)
+        return "\(TimeText.local(.string(WireTime.format(fill.date)))): \(volume), \(total)"
     }
 
-    /// Money options: parsed with `currency`'s exponent.
-    static func prices(
-        perUnit: String?, total: String?, currency: String, into body: inout [String: JSONValue]
-    ) throws {
-        if let perUnit {
-            body["pricePerUnitMinor"] = try Money.parseUnitPrice(perUnit, currency: currency, field: "price-per-unit")
-        }
-        if let total { body["totalMinor"] = .number(Double(try Money.parse(total, currency: currency, field: "total"))) }
+    /// Money options, parsed with `currency`'s exponent: (price per unit, total).
+    static func prices(perUnit: String?, total: String?, currency: String) throws -> (Milli?, Int64?) {
+        (
+            try perUnit.map { try Money.parseUnitPrice($0, currency: currency, field: "price-per-unit") },
+            try total.map { try Money.parse($0, currency: currency, field: "total") }
+        )
     }
 
     /// Each fill's economy from analytics, or why there is none. Never fails the list.
@@ -84,25 +81,22 @@ enum Fillups {
         }
         let timeout = min(context.timeout, .seconds(2))
         do {
-            let list = try await context.send(
-                "analytics", "analytics.fuel.economy", body: ["vehicleId": .string(vehicleId)], timeout: timeout)
+            let request = FuelStatsRequest(vehicleId: vehicleId)
+            let list = try await FuelMethods.economy.call(context, request, timeout: timeout)
             var economy = Economy()
-            let label = Output.cell(list["unitLabel"])
-            for fill in list["fills"]?.arrayValue ?? [] {
-                guard let id = fill["fillId"]?.stringValue else { continue }
-                if let value = fill["economy"]?.doubleValue {
-                    economy.values[id] = String(format: "%.2f", value)
+            let label = list.unitLabel
+            for fill in list.fills {
+                if let value = fill.economy {
+                    economy.values[fill.fillId] = Analytics.figure(value)
                 } else {
-                    economy.values[id] = Self.shortReason(fill["outcome"]?.stringValue) ?? "-"
-                    economy.reasons[id] = fill["reason"]?.stringValue
+                    economy.values[fill.fillId] = Self.shortReason(fill.outcome.rawValue) ?? "-"
+                    economy.reasons[fill.fillId] = fill.reason
                 }
             }
-            if let stats = try? await context.send(
-                "analytics", "analytics.fuel.stats", body: ["vehicleId": .string(vehicleId)], timeout: timeout)
-            {
-                if let average = stats["average"]?.doubleValue {
-                    economy.headline = "average \(String(format: "%.2f", average)) \(label)"
-                } else if let reason = stats["reason"]?.stringValue {
+            if let stats = try? await FuelMethods.stats.call(context, request, timeout: timeout) {
+                if let average = stats.average {
+                    economy.headline = "average \(Analytics.figure(average)) \(label)"
+                } else if let reason = stats.reason {
                     economy.headline = reason
                 }
             }
@@ -148,16 +142,17 @@ struct FillupAdd: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.currentCar(context, car)
-        var body: [String: JSONValue] = ["vehicleId": vehicle["id"] ?? .null, "full": .bool(!partial), "missed": .bool(missed)]
-        if let date { body["date"] = try TimeText.wire(date, field: "date") }
-        if let odometer { body["odometer"] = try Quantity.parse(odometer, field: "odometer") }
-        if let trip { body["trip"] = try Quantity.parse(trip, field: "trip") }
-        body["volume"] = try Quantity.parse(volume, field: "volume")
-        if let currency { body["currency"] = .string(currency.uppercased()) }
-        try Fillups.prices(perUnit: pricePerUnit, total: total, currency: currency ?? "USD", into: &body)
-        if let note { body["note"] = .string(note) }
-        try await context.perform("records", "records.fillup.add", body: .object(body), write: true) { fill in
-            "added fill-up \(Output.cell(fill["id"])) to \(Output.cell(vehicle["nickname"])): \(Fillups.describe(fill, car: vehicle))"
+        var request = Contracts.FillupAdd(
+            vehicleId: vehicle["id"]?.stringValue ?? "", volume: try Quantity.milli(volume, field: "volume"),
+            full: !partial, missed: missed, note: note)
+        if let date { request.date = try TimeText.parse(date, field: "date") }
+        if let odometer { request.odometer = try Quantity.milli(odometer, field: "odometer") }
+        if let trip { request.trip = try Quantity.milli(trip, field: "trip") }
+        request.currency = currency?.uppercased()
+        (request.pricePerUnitMinor, request.totalMinor) = try Fillups.prices(
+            perUnit: pricePerUnit, total: total, currency: currency ?? "USD")
+        try await FuelMethods.fillupAdd.perform(context, request) { fill in
+            "added fill-up \(fill.id) to \(Output.cell(vehicle["nickname"])): \(Fillups.describe(fill, car: vehicle))"
         }
     }
 }
@@ -266,29 +261,33 @@ struct FillupEdit: GatewayCommand {
     @Option(help: "A note (\"\" clears it).") var note: String?
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = ["id": .string(id)]
-        if let date { body["date"] = try TimeText.wire(date, field: "date") }
-        for (key, value) in [("odometer", odometer), ("trip", trip)] {
-            guard let value else { continue }
-            body[key] = value.trimmingCharacters(in: .whitespaces).isEmpty ? .null : try Quantity.parse(value, field: key)
+        var request = FillupUpdate(id: id)
+        if let date { request.date = try TimeText.parse(date, field: "date") }
+        /// "" clears a distance.
+        func distance(_ text: String?, _ field: String) throws -> Patch<Milli> {
+            guard let text else { return .unchanged }
+            return text.trimmingCharacters(in: .whitespaces).isEmpty ? .clear : .set(try Quantity.milli(text, field: field))
         }
-        if let volume { body["volume"] = try Quantity.parse(volume, field: "volume") }
-        if let fullness { body["full"] = .bool(fullness == .full) }
-        if let missed { body["missed"] = .bool(missed) }
-        if let note { body["note"] = JSONValue.optionalText(note) }
-        if let currency { body["currency"] = .string(currency.uppercased()) }
+        request.odometer = try distance(odometer, "odometer")
+        request.trip = try distance(trip, "trip")
+        if let volume { request.volume = try Quantity.milli(volume, field: "volume") }
+        if let fullness { request.full = fullness == .full }
+        request.missed = missed
+        request.note = Patch.option(note)
+        request.currency = currency?.uppercased()
         if pricePerUnit != nil || total != nil {
             var money = currency
-            if money == nil {
-                money = try await context.send("records", "records.fillup.get", body: ["id": .string(id)])["currency"]?.stringValue
-            }
-            try Fillups.prices(perUnit: pricePerUnit, total: total, currency: money ?? "USD", into: &body)
+            if money == nil { money = try await FuelMethods.fillupGet.call(context, IdBody(id: id)).currency }
+            (request.pricePerUnitMinor, request.totalMinor) = try Fillups.prices(
+                perUnit: pricePerUnit, total: total, currency: money ?? "USD")
         }
-        guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
-        let fill = try await context.send("records", "records.fillup.update", body: .object(body), write: true)
+        guard try JSONValue.from(request).objectValue?.count ?? 0 > 1 else {
+            throw ValidationError("nothing to change: give at least one field to edit")
+        }
+        let fill = try await FuelMethods.fillupUpdate.call(context, request)
         if context.json { return Output.json(fill) }
         let car = await Fillups.car(context, of: fill)
-        Output.line("updated fill-up \(Output.cell(fill["id"])): \(Fillups.describe(fill, car: car))")
+        Output.line("updated fill-up \(fill.id): \(Fillups.describe(fill, car: car))")
     }
 }
 
@@ -302,10 +301,10 @@ struct FillupDelete: GatewayCommand {
     @Flag(help: "Do not ask for confirmation.") var yes = false
 
     func execute(_ context: Context) async throws {
-        let fill = try await context.send("records", "records.fillup.get", body: ["id": .string(id)])
+        let fill = try await FuelMethods.fillupGet.call(context, IdBody(id: id))
         let what = "fill-up of \(Fillups.describe(fill, car: await Fillups.car(context, of: fill)))"
         try Confirm.delete("Delete the \(what)?", yes: yes)
-        let result = try await context.send("records", "records.fillup.delete", body: ["id": .string(id)], write: true)
+        let result = try await FuelMethods.fillupDelete.call(context, IdBody(id: id))
         if context.json { Output.json(result) } else { Output.line("deleted the \(what)") }
     }
 }

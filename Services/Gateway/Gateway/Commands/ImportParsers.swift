@@ -528,7 +528,7 @@ struct FillupBuilder {
         if let text = c.pricePerUnit, let price = number(text), (Decimal(string: price) ?? 0) > 0 {
             let rounded = ImportNumber.rounded(price, decimals: Money.exponent(currency) + 3)
             if let value = try? Money.parseUnitPrice(rounded, currency: currency, field: "price") {
-                body["pricePerUnitMinor"] = value
+                body["pricePerUnitMinor"] = .number(Double(value.thousandths) / 1000)
                 hasPrice = true
             }
         } else if let text = c.pricePerUnit, number(text) == nil {

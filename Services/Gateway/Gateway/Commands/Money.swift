@@ -27,11 +27,9 @@ public enum Money {
     }
 
     /// A price per unit, which pumps show to a tenth of a cent: the currency's decimals and
-    /// up to three more ("3.459" USD → 345.9 minor units), as the JSON number of minor units
-    /// the service reads exactly (at most 3 decimals survive a Double's shortest form).
-    public static func parseUnitPrice(_ text: String, currency: String = "USD", field: String) throws -> JSONValue {
-        let thousandths = try parse(text, currency: currency, field: field, extraDecimals: 3)
-        return .number(Double(thousandths) / 1000)
+    /// up to three more ("3.459" USD → 345.9 minor units), exactly, in thousandths of a minor unit.
+    public static func parseUnitPrice(_ text: String, currency: String = "USD", field: String) throws -> Milli {
+        Milli(thousandths: try parse(text, currency: currency, field: field, extraDecimals: 3))
     }
 
     /// A price per unit for people (`plain`: for CSV): "$3.459", "3.45".
@@ -106,25 +104,33 @@ public enum Money {
 }
 
 public enum Quantity {
-    /// A decimal quantity ("12.345") checked for shape and at most 3 decimals, as a JSON
-    /// number. The service reads it back through Decimal; 3 decimals survive a Double exactly
-    /// in their shortest form.
-    public static func parse(_ text: String, field: String) throws -> JSONValue {
+    /// A decimal quantity ("12.345") checked for shape and at most 3 decimals, read exactly
+    /// into thousandths (digit by digit: no floating point).
+    public static func milli(_ text: String, field: String) throws -> Milli {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let unsigned = trimmed.hasPrefix("-") ? String(trimmed.dropFirst()) : trimmed
+        let negative = trimmed.hasPrefix("-")
+        let unsigned = negative ? String(trimmed.dropFirst()) : trimmed
         let parts = unsigned.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let digits = { (s: Substring) in s.unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
-        let whole = parts[0]
+        let whole = parts[0].drop { $0 == "0" }
         let fraction = parts.count > 1 ? parts[1] : ""
-        guard digits(whole), digits(fraction), !(whole.isEmpty && fraction.isEmpty),
-            let value = Double((trimmed.hasPrefix("-") ? "-" : "") + (whole.isEmpty ? "0" : whole) + "." + (fraction.isEmpty ? "0" : fraction))
-        else {
+        guard digits(parts[0]), digits(fraction), !(parts[0].isEmpty && fraction.isEmpty) else {
             throw ServiceError.invalid(field, "must be a number like 12.345 (got \(text))")
         }
-        if fraction.reversed().drop(while: { $0 == "0" }).count > 3 {
+        let significant = String(fraction.reversed().drop(while: { $0 == "0" }).reversed())
+        if significant.count > 3 {
             throw ServiceError.invalid(field, "must have at most 3 decimals (got \(text))")
         }
-        return .number(value)
+        let padded = significant + String(repeating: "0", count: 3 - significant.count)
+        guard whole.count <= 15, let thousandths = Int64(whole.isEmpty ? padded : whole + padded) else {
+            throw ServiceError.invalid(field, "is too large (got \(text))")
+        }
+        return Milli(thousandths: negative ? -thousandths : thousandths)
+    }
+
+    /// `milli`, as the JSON number the untyped requests carry.
+    public static func parse(_ text: String, field: String) throws -> JSONValue {
+        .number(Double(try milli(text, field: field).thousandths) / 1000)
     }
 
     /// A JSON number with at most 3 decimals as exact text: 12.345, 12,345.6 when grouped.

@@ -9,6 +9,7 @@ import ArgumentParser
 import Foundation
 import GRDB
 import Runtime
+import StackSupervisor
 import Storage
 import Wire
 

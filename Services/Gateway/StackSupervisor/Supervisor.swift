@@ -18,7 +18,7 @@ import Wire
 
 private let stopRequested = Atomic<Bool>(false)
 
-struct SupervisorSettings: Sendable {
+public struct SupervisorSettings: Sendable {
     var initialBackoff = 0.5
     var maxBackoff = 5.0
     /// Each period of this long a child stayed up halves its back-off (down to `initialBackoff`).
@@ -35,7 +35,7 @@ struct SupervisorSettings: Sendable {
 
     /// Defaults, then LOGBOOK_SUPERVISOR_PING_INTERVAL, _PING_TIMEOUT (seconds),
     /// _PING_MISSES and _START_GRACE (seconds).
-    init(configuration: StackConfiguration) throws {
+    public init(configuration: StackConfiguration) throws {
         func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double? {
             guard let text = configuration.setting("supervisor", name) else { return nil }
             guard let value = Double(text), range.contains(value) else {
@@ -50,10 +50,10 @@ struct SupervisorSettings: Sendable {
         startGrace = try number("START_GRACE", 0...3600) ?? startGrace
     }
 
-    init() {}
+    public init() {}
 }
 
-final class Supervisor {
+public final class Supervisor {
     struct Child {
         let name: String
         let path: String
@@ -71,7 +71,7 @@ final class Supervisor {
     var children: [Child]
     let pings: HealthPings
 
-    init(
+    public init(
         files: StackFiles, executables: Executables, environment: [String: String], settings: SupervisorSettings = .init()
     ) {
         self.files = files
@@ -84,7 +84,7 @@ final class Supervisor {
     }
 
     /// Runs until SIGTERM/SIGINT. Returns false when another supervisor holds the lock.
-    func run() throws -> Bool {
+    public func run() throws -> Bool {
         try files.prepare()
         guard let lock = try files.lockStack() else {
             log("another supervisor (pid \(files.liveSupervisor().map(String.init) ?? "?")) runs this stack's data in \(files.configuration.dataDirectory); exiting")

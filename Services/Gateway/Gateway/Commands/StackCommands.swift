@@ -1,8 +1,10 @@
 // `logbook stack up|down|status|logs`: run the whole stack on this machine under one
-// detached supervisor (see Supervisor.swift). `up` is harmless when the stack already runs.
+// detached supervisor (Services/Gateway/StackSupervisor: the supervisor, and starting and
+// stopping it). `up` is harmless when the stack already runs.
 import ArgumentParser
 import Foundation
 import Runtime
+import StackSupervisor
 import Wire
 
 struct Stack: AsyncParsableCommand {
@@ -54,11 +56,7 @@ struct StackUp: GatewayCommand {
         } else {
             var environment = context.environment
             environment.merge(context.configuration.environment) { $1 }
-            let child = try Spawn.start(
-                Executables.current, arguments: ["stack", "supervise"], environment: environment,
-                log: files.log("supervisor"), newSession: true)
-            supervisor = try await awaitSupervisor(child, files: files)
-            started = supervisor == child
+            (supervisor, started) = try await StackControl.startSupervisor(files, environment: environment)
             if !context.json {
                 Output.line(started ? "supervisor started (pid \(supervisor))" : "stack already running (supervisor pid \(supervisor))")
             }
@@ -74,23 +72,6 @@ struct StackUp: GatewayCommand {
                 Output.line("http: \(Executables.httpURL(context.configuration)) (starting beside the services; `logbook status` shows it)")
             }
         }
-    }
-
-    /// Waits for the new supervisor to write its pid file, or for it to exit (another
-    /// supervisor won the lock, or it failed: its log says why).
-    private func awaitSupervisor(_ child: pid_t, files: StackFiles) async throws -> pid_t {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while clock.now < deadline {
-            if let pid = files.liveSupervisor() { return pid }
-            var status: Int32 = 0
-            if waitpid(child, &status, WNOHANG) == child {
-                if let pid = files.liveSupervisor() { return pid }
-                throw ServiceError(.internal, "the supervisor exited at once; see \(files.log("supervisor"))")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw ServiceError(.deadlineExceeded, "the supervisor did not start within 10 s; see \(files.log("supervisor"))")
     }
 
     private func awaitServices(_ services: [String], context: Context, files: StackFiles) async throws {
@@ -130,30 +111,11 @@ struct StackDown: GatewayCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(_ context: Context) async throws {
-        let files = StackFiles(context.configuration)
-        guard let pid = files.liveSupervisor() else {
-            unlink(files.supervisorPidFile)
-            let strays = stopStrays(files)
+        switch try await StackControl.stop(StackFiles(context.configuration)) {
+        case .notRunning(let strays):
             Output.line(strays.isEmpty ? "stack is not running" : "stack was not supervised; stopped \(strays.joined(separator: ", "))")
-            return
-        }
-        kill(pid, SIGTERM)
-        guard await ProcessTable.waitGone(pid, timeout: .seconds(20)) else {
-            kill(pid, SIGKILL)
-            _ = stopStrays(files, signal: SIGKILL)
-            throw ServiceError(.deadlineExceeded, "the supervisor (pid \(pid)) did not stop within 20 s; killed it and its services")
-        }
-        _ = stopStrays(files)
-        Output.line("stack stopped (supervisor pid \(pid))")
-    }
-
-    /// Services left running without a supervisor (it was killed): signal them by pid file.
-    private func stopStrays(_ files: StackFiles, signal: Int32 = SIGTERM) -> [String] {
-        (files.configuration.instances + Executables.edges).compactMap { service in
-            guard let pid = files.liveService(service) else { return nil }
-            kill(pid, signal)
-            unlink(files.pidFile(service))
-            return service
+        case .stopped(let pid):
+            Output.line("stack stopped (supervisor pid \(pid))")
         }
     }
 }
@@ -245,10 +207,7 @@ struct StackSupervise: ParsableCommand {
             let context = try Context(options: global)
             var environment = context.environment
             environment.merge(context.configuration.environment) { $1 }
-            let supervisor = Supervisor(
-                files: StackFiles(context.configuration), executables: Executables(configuration: context.configuration),
-                environment: environment, settings: try SupervisorSettings(configuration: context.configuration))
-            _ = try supervisor.run()
+            _ = try StackControl.supervise(configuration: context.configuration, environment: environment)
         } catch {
             throw Failure.report(error, json: false)
         }

@@ -4,7 +4,7 @@
 import Foundation
 import Wire
 
-enum Spawn {
+public enum Spawn {
     private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
     /// glibc ≥ 2.34's posix_spawn_file_actions_addclosefrom_np, which Swift does not import:
@@ -16,7 +16,7 @@ enum Spawn {
         return unsafeBitCast(symbol, to: AddCloseFrom.self)
     }()
 
-    static func start(
+    public static func start(
         _ path: String, arguments: [String], environment: [String: String], log: String, newSession: Bool
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()

@@ -26,12 +26,12 @@ public struct StackFiles: Sendable {
         chmod(configuration.runDirectory, 0o700)
     }
 
-    static func readPid(_ path: String) -> pid_t? {
+    public static func readPid(_ path: String) -> pid_t? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    static func writePid(_ path: String, _ pid: pid_t) {
+    public static func writePid(_ path: String, _ pid: pid_t) {
         try? Data("\(pid)\n".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 
@@ -87,9 +87,9 @@ public struct StackFiles: Sendable {
 }
 
 /// Facts about other processes, from /proc.
-enum ProcessTable {
+public enum ProcessTable {
     /// Alive and not a zombie waiting to be reaped.
-    static func isAlive(_ pid: pid_t) -> Bool {
+    public static func isAlive(_ pid: pid_t) -> Bool {
         guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
@@ -98,13 +98,13 @@ enum ProcessTable {
         return state != "Z" && state != "X"
     }
 
-    static func arguments(_ pid: pid_t) -> [String] {
+    public static func arguments(_ pid: pid_t) -> [String] {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return [] }
         return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Waits until `pid` is gone; false on timeout.
-    static func waitGone(_ pid: pid_t, timeout: Duration) async -> Bool {
+    public static func waitGone(_ pid: pid_t, timeout: Duration) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while isAlive(pid) {

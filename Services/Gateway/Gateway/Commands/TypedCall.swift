@@ -1,0 +1,39 @@
+// Calling a method of the contract from a command: the request is built as its Contracts
+// type and the result read as one, so a field's name and type are the services' own. The
+// call goes through `Context.send` like every other (session, shard, offline queue, saved
+// answers), which carries JSON values; this is the one place a typed request becomes one
+// and a result comes back typed.
+import Contracts
+import Foundation
+import Wire
+
+extension Contracts.Method {
+    /// Sends `request`; returns the result, or throws the service's error (a write made
+    /// offline throws `Offline.Queued`, as `Context.send` does).
+    func call(_ context: Context, _ request: Request, caller: Context.Caller = .session, timeout: Duration? = nil) async throws
+        -> Result
+    {
+        let body = try JSONValue.from(request)
+        let result = try await context.send(
+            service, name, body: body, caller: caller, write: kind != .read, timeout: timeout)
+        do {
+            return try result.decode(Result.self)
+        } catch {
+            throw ServiceError(.internal, "\(service) answered \(name) with an unexpected result: \(WireCoding.describe(error))")
+        }
+    }
+
+    /// `call`, then print: the result as JSON with `--json`, else `human(result)`.
+    func perform(_ context: Context, _ request: Request, human: (Result) -> String) async throws {
+        let result = try await call(context, request)
+        if context.json { Output.json(result) } else { Output.line(human(result)) }
+    }
+}
+
+extension Patch where Value == String {
+    /// An option that edits a text field: not given leaves it, "" (or blanks) clears it.
+    static func option(_ text: String?) -> Patch<String> {
+        guard let text else { return .unchanged }
+        return text.trimmingCharacters(in: .whitespaces).isEmpty ? .clear : .set(text)
+    }
+}

@@ -1,0 +1,102 @@
+// Bodies and results every domain shares, and `Patch` for the nullable fields of updates.
+import Foundation
+import Wire
+
+/// `{id}`: get and delete requests.
+public struct IdBody: Documented, Equatable {
+    public var id: String
+    public init(id: String) { self.id = id }
+    public static let sample = IdBody(id: "0190a6b0")
+}
+
+/// `{deleted: true}`: what a delete answers.
+public struct Deleted: Codable, Sendable, Equatable {
+    public var deleted: Bool
+    public init(deleted: Bool = true) { self.deleted = deleted }
+}
+
+/// `{cursor?, limit?}`: a list with nothing else to filter on.
+public struct ListBody: Documented, Equatable {
+    public var cursor: String?
+    public var limit: Int?
+    public init(cursor: String? = nil, limit: Int? = nil) {
+        self.cursor = cursor
+        self.limit = limit
+    }
+    public static let sample = ListBody(cursor: "c", limit: 50)
+}
+
+/// One page of a list, newest first; `nextCursor` asks for the next page.
+public struct Page<Item: Sendable>: Sendable {
+    public var items: [Item]
+    public var nextCursor: String?
+    public init(items: [Item], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}
+
+extension Page: Encodable where Item: Encodable {}
+extension Page: Decodable where Item: Decodable {}
+
+/// An optional field of an update: absent leaves it unchanged, `null` clears it, a value
+/// sets it. Read and written by the synthesized Codable through the container overloads
+/// below (absent ⇄ `.unchanged`).
+public enum Patch<Value: Sendable>: Sendable {
+    case unchanged
+    case clear
+    case set(Value)
+
+    /// `nil` clears, a value sets.
+    public init(_ value: Value?) { self = value.map { .set($0) } ?? .clear }
+
+    /// The field's new value given its current one.
+    public func applied(to current: Value?) -> Value? {
+        switch self {
+        case .unchanged: current
+        case .clear: nil
+        case .set(let value): value
+        }
+    }
+}
+
+extension Patch: Decodable where Value: Decodable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        self = container.decodeNil() ? .clear : .set(try Value(from: decoder))
+    }
+}
+
+extension Patch: Encodable where Value: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .unchanged, .clear: try container.encodeNil()
+        case .set(let value): try container.encode(value)
+        }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A missing key is `.unchanged` rather than an error.
+    public func decode<Value: Decodable>(_ type: Patch<Value>.Type, forKey key: Key) throws -> Patch<Value> {
+        try decodeIfPresent(type, forKey: key) ?? .unchanged
+    }
+
+    public func decodeIfPresent<Value: Decodable>(_ type: Patch<Value>.Type, forKey key: Key) throws -> Patch<Value>? {
+        guard contains(key) else { return nil }
+        if try decodeNil(forKey: key) { return .clear }
+        return .set(try decode(Value.self, forKey: key))
+    }
+}
+
+extension KeyedEncodingContainer {
+    /// `.unchanged` leaves the key out.
+    public mutating func encode<Value: Encodable>(_ value: Patch<Value>, forKey key: Key) throws {
+        switch value {
+        case .unchanged: break
+        case .clear: try encodeNil(forKey: key)
+        case .set(let value): try encode(value, forKey: key)
+        }
+    }
+}
