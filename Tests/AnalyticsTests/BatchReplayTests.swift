@@ -55,10 +55,10 @@ import Wire
                 let gone = list.remove(at: random.next(below: list.count))
                 fills[user] = list
                 out.append(
-                    ("records", "fillup.deleted", user, ["id": .string(gone.id), "vehicleId": .string(vehicleId)]))
+                    ("records", "fillup.deleted", user, ["id": .string(gone.id), "userId": .string(user), "vehicleId": .string(vehicleId)]))
             case 10 where step % 5 == 0:  // the vehicle goes, with its fill-ups, and comes back
                 fills[user] = []
-                out.append(("records", "vehicle.deleted", user, ["id": .string(vehicleId)]))
+                out.append(("records", "vehicle.deleted", user, ["id": .string(vehicleId), "userId": .string(user), "fillupsDeleted": 0]))
                 out.append(("records", "vehicle.created", user, vehicle(vehicleId, distance: "km", volume: "l")))
             case 11..<16:  // a catch, its conditions now or later
                 let id = "c\(step)"
@@ -90,7 +90,7 @@ import Wire
                 guard var list = catches[user], !list.isEmpty else { continue }
                 let gone = list.remove(at: random.next(below: list.count))
                 catches[user] = list
-                out.append(("records", "catch.deleted", user, ["id": .string(gone)]))
+                out.append(("records", "catch.deleted", user, ["id": .string(gone), "userId": .string(user)]))
             default:  // a type analytics does not project
                 out.append(("records", "photo.attached", user, ["id": .string("p\(step)")]))
             }
