@@ -147,21 +147,37 @@ extension EventSink {
 public struct DatabaseEventSink: EventSink {
     public let producer: String
     public let writer: any DatabaseWriter
-    public let handler: @Sendable (Database, Event) throws -> Void
+    /// Applies, inside the batch's transaction, the events past the checkpoint that `types`
+    /// lets through, in sequence order.
+    public let batchHandler: @Sendable (Database, [Event]) throws -> Void
     /// Event-type prefixes the handler acts on; nil: every type.
     public let types: [String]?
     /// How far the stored checkpoint may trail events that changed nothing here.
     public static let lazyCheckpointLimit: Int64 = 1_000
     private let skipped = SkippedPosition()
 
+    /// A handler called once per event.
     public init(
         producer: String, writer: any DatabaseWriter, types: [String]? = nil,
         handler: @escaping @Sendable (Database, Event) throws -> Void
     ) {
+        self.init(producer: producer, writer: writer, types: types) { db, events in
+            for event in events { try handler(db, event) }
+        }
+    }
+
+    /// A handler given the whole batch at once (one call per transaction): it can gather
+    /// what the events add up to and write each aggregate once. (Disfavoured so that a
+    /// trailing closure still means the per-event handler.)
+    @_disfavoredOverload
+    public init(
+        producer: String, writer: any DatabaseWriter, types: [String]? = nil,
+        batch: @escaping @Sendable (Database, [Event]) throws -> Void
+    ) {
         self.producer = producer
         self.writer = writer
         self.types = types
-        self.handler = handler
+        self.batchHandler = batch
     }
 
     /// Whether the handler acts on events of this type.
@@ -189,10 +205,13 @@ public struct DatabaseEventSink: EventSink {
         let stored = try await writer.write { db -> Int64 in
             var current = try Checkpoint.get(db, producer: producer)
             // `events.since` is the authority on order: apply whatever follows the checkpoint.
+            var due: [Event] = []
+            due.reserveCapacity(events.count)
             for event in events.sorted(by: { $0.seq < $1.seq }) where event.seq > current {
-                if handles(event.type) { try handler(db, event) }
+                if handles(event.type) { due.append(event) }
                 current = event.seq
             }
+            if !due.isEmpty { try batchHandler(db, due) }
             try Checkpoint.set(db, producer: producer, seq: current)
             return current
         }

@@ -43,16 +43,28 @@ public struct Subscription: Sendable {
     public var types: [String]?
     /// A projection users read: replies carry `freshness` while it is behind.
     public var feedsReplies: Bool
-    public var handler: @Sendable (Database, Event) throws -> Void
+    /// Given each batch whole, in the batch's transaction, before its checkpoint.
+    public var batch: @Sendable (Database, [Event]) throws -> Void
 
+    /// A handler that takes one event at a time.
     public init(
         _ producer: String, types: [String]? = nil, feedsReplies: Bool = false,
         handler: @escaping @Sendable (Database, Event) throws -> Void
     ) {
+        self.init(producer, types: types, feedsReplies: feedsReplies) { db, events in
+            for event in events { try handler(db, event) }
+        }
+    }
+
+    /// A handler that takes a whole batch (one that gathers aggregates and writes them once).
+    public init(
+        _ producer: String, types: [String]? = nil, feedsReplies: Bool = false,
+        batch: @escaping @Sendable (Database, [Event]) throws -> Void
+    ) {
         self.producer = producer
         self.types = types
         self.feedsReplies = feedsReplies
-        self.handler = handler
+        self.batch = batch
     }
 }
 
@@ -113,7 +125,7 @@ extension ServiceHost {
                 running.append(
                     try consumer(
                         of: producer, configuration: configuration, feedsReplies: subscription.feedsReplies,
-                        types: subscription.types, handler: subscription.handler))
+                        types: subscription.types, batch: subscription.batch))
             }
         }
         return services(

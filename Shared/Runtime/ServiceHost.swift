@@ -109,12 +109,23 @@ public final class ServiceHost: Sendable {
         of producer: String, configuration: StackConfiguration, feedsReplies: Bool = false, types: [String]? = nil,
         handler: @escaping @Sendable (Database, Event) throws -> Void
     ) throws -> EventConsumer {
+        try consumer(
+            of: producer, configuration: configuration, feedsReplies: feedsReplies, types: types,
+            batch: { db, events in for event in events { try handler(db, event) } })
+    }
+
+    /// The same with a handler given each batch whole (`DatabaseEventSink(batch:)`).
+    @_disfavoredOverload
+    public func consumer(
+        of producer: String, configuration: StackConfiguration, feedsReplies: Bool = false, types: [String]? = nil,
+        batch: @escaping @Sendable (Database, [Event]) throws -> Void
+    ) throws -> EventConsumer {
         let client = try ServiceClient(
             service: producer, endpoint: configuration.endpoint(producer), settings: ClientSettings(configuration: configuration))
         let consumer = EventConsumer(
             settings: .init(
                 producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer), curve: configuration.curve),
-            producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, types: types, handler: handler),
+            producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, types: types, batch: batch),
             feedsReplies: feedsReplies, stallAfter: try configuration.stallAfter(), logger: logger)
         health.register(consumer.progress)
         return consumer

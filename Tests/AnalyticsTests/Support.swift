@@ -71,10 +71,11 @@ final class Harness: Sendable {
         return event
     }
 
-    /// Applies events as a consumer would: one transaction with the checkpoint.
+    /// Applies events as a consumer would: one transaction with the checkpoint, the batch's
+    /// aggregates written once at its end.
     func deliver(_ events: [Event], from producer: String) async throws {
         let sink = DatabaseEventSink(
-            producer: producer, writer: service.host.database, handler: AnalyticsService.apply(producer))
+            producer: producer, writer: service.host.database, batch: AnalyticsService.applyBatch(producer))
         try await sink.apply(events)
     }
 

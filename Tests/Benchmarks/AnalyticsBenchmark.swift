@@ -24,13 +24,15 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
     @Option(help: "Events per transaction while loading.") var batch = 20_000
     @Option(help: "Timed queries per method and size.") var queries = 2_000
     @Option(help: "Keep the databases in this directory instead of a temporary one.") var directory: String?
+    @Flag(help: "Write the aggregates after every event (the live path's pattern, and the code before batching) instead of once per batch.")
+    var perEvent = false
 
     func run() async throws {
         let root = directory ?? "/tmp/lb-bench-analytics-\(ProcessInfo.processInfo.processIdentifier)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: root) } }
         say(
-            "logbook-bench analytics: \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events, \(queries) queries per method"
+            "logbook-bench analytics: \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events\(perEvent ? " (aggregates written per event)" : ""), \(queries) queries per method"
         )
         var rows: [[String]] = []
         for size in [small, large] {
@@ -54,11 +56,15 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         let userCount = max(1, min(users, size / 10))
         let catches = Int(Double(size) * catchRatio)
         var workload = Workload(users: userCount, fills: size, catches: catches)
-        let records = DatabaseEventSink(
-            producer: "records", writer: service.host.database, handler: AnalyticsService.apply("records"))
-        let weather = DatabaseEventSink(
-            producer: "weather-fetcher", writer: service.host.database,
-            handler: AnalyticsService.apply("weather-fetcher"))
+        func sink(_ producer: String) -> DatabaseEventSink {
+            perEvent
+                ? DatabaseEventSink(
+                    producer: producer, writer: service.host.database, handler: AnalyticsService.apply(producer))
+                : DatabaseEventSink(
+                    producer: producer, writer: service.host.database, batch: AnalyticsService.applyBatch(producer))
+        }
+        let records = sink("records")
+        let weather = sink("weather-fetcher")
 
         say("size \(size): \(userCount) users/vehicles, \(size) fill-ups, \(catches) catches")
         let clock = ContinuousClock()

@@ -35,51 +35,88 @@ public struct AnalyticsService: Sendable {
         dispatcher = host.dispatcher(for: Self.assemble(on: host, now: now), sessions: sessions)
     }
 
-    /// The event handler for one producer, as a consumer calls it. An event whose payload
-    /// cannot be read is logged and skipped (retrying it would stop the stream for good);
-    /// a database error is thrown, so the batch is retried.
-    public func handler(for producer: String) -> @Sendable (Database, Event) throws -> Void {
-        Self.handler(for: producer, logger: host.logger)
+    /// The event handler for one producer, as a consumer calls it: a whole batch in its
+    /// transaction, the aggregates it changes written once at the end (Batch.swift). An
+    /// event whose payload cannot be read is logged and skipped (retrying it would stop the
+    /// stream for good); a database error is thrown, so the batch is retried.
+    public func batchHandler(for producer: String) -> @Sendable (Database, [Event]) throws -> Void {
+        Self.batchHandler(for: producer, logger: host.logger)
     }
 
-    static func handler(for producer: String, logger: Logger) -> @Sendable (Database, Event) throws -> Void {
-        let apply = Self.apply(producer)
-        return { db, event in
-            do {
-                try apply(db, event)
-            } catch let error as DecodingError {
-                logger.error(
-                    "event payload unreadable; skipped",
-                    metadata: [
-                        "events.producer": "\(producer)", "event.seq": "\(event.seq)", "event.type": "\(event.type)",
-                        "error.detail": "\(WireCoding.describe(error))",
-                    ])
+    static func batchHandler(for producer: String, logger: Logger) -> @Sendable (Database, [Event]) throws -> Void {
+        let apply = Self.applyEach(producer)
+        return { db, events in
+            let batch = ProjectionBatch()
+            for event in events {
+                do {
+                    try apply(db, event, batch)
+                } catch let error as DecodingError {
+                    logger.error(
+                        "event payload unreadable; skipped",
+                        metadata: [
+                            "events.producer": "\(producer)", "event.seq": "\(event.seq)", "event.type": "\(event.type)",
+                            "error.detail": "\(WireCoding.describe(error))",
+                        ])
+                }
             }
+            try batch.flush(db)
         }
     }
 
-    /// The projection code for one producer's events (throws on an unreadable payload).
+    /// `batchHandler` for one event at a time.
+    public func handler(for producer: String) -> @Sendable (Database, Event) throws -> Void {
+        let batch = batchHandler(for: producer)
+        return { db, event in try batch(db, [event]) }
+    }
+
+    /// The projection code for one producer's events, one at a time (throws on an unreadable payload).
     public static func apply(_ producer: String) -> @Sendable (Database, Event) throws -> Void {
+        let each = applyEach(producer)
+        return { db, event in
+            let batch = ProjectionBatch()
+            try each(db, event, batch)
+            try batch.flush(db)
+        }
+    }
+
+    /// The projection code for a batch of one producer's events (throws on an unreadable payload).
+    public static func applyBatch(_ producer: String) -> @Sendable (Database, [Event]) throws -> Void {
+        let each = applyEach(producer)
+        return { db, events in
+            let batch = ProjectionBatch()
+            for event in events { try each(db, event, batch) }
+            try batch.flush(db)
+        }
+    }
+
+    static func applyEach(_ producer: String) -> @Sendable (Database, Event, ProjectionBatch) throws -> Void {
         switch producer {
         case _ where StackConfiguration.shard(of: producer) != nil: applyRecordsEvent
         case "weather-fetcher": applyWeatherEvent
-        case "auth": applyAuthEvent
-        default: { _, _ in }
+        case "auth": { db, event, _ in try applyAuthEvent(db, event) }
+        default: { _, _, _ in }
         }
     }
 
-    /// Records' events: vehicles, fill-ups, catches, expenses, attendance, activities, time.
+    /// Records' events, one at a time.
     public static func applyRecordsEvent(_ db: Database, _ event: Event) throws {
+        let batch = ProjectionBatch()
+        try applyRecordsEvent(db, event, batch)
+        try batch.flush(db)
+    }
+
+    /// Records' events: vehicles, fill-ups, catches, expenses, attendance, activities, time.
+    static func applyRecordsEvent(_ db: Database, _ event: Event, _ batch: ProjectionBatch) throws {
         guard let userId = event.userId else { return }
         switch event.type {
         case FuelEvents.vehicleCreated, FuelEvents.vehicleUpdated:
             try FuelProjection.putVehicle(db, userId: userId, event.decode(Vehicle.self))
         case FuelEvents.vehicleDeleted:
-            try FuelProjection.deleteVehicle(db, userId: userId, id: event.decode(VehicleDeleted.self).id)
+            try FuelProjection.deleteVehicle(db, userId: userId, id: event.decode(VehicleDeleted.self).id, batch: batch)
         case FuelEvents.fillupCreated, FuelEvents.fillupUpdated:
-            try FuelProjection.putFill(db, userId: userId, event.decode(Fillup.self))
+            try FuelProjection.putFill(db, userId: userId, event.decode(Fillup.self), batch: batch)
         case FuelEvents.fillupDeleted:
-            try FuelProjection.deleteFill(db, userId: userId, id: event.decode(FillupDeleted.self).id)
+            try FuelProjection.deleteFill(db, userId: userId, id: event.decode(FillupDeleted.self).id, batch: batch)
         case ExpenseEvents.created, ExpenseEvents.updated:
             try ExpenseProjection.put(db, userId: userId, event.decode(Expense.self))
         case ExpenseEvents.deleted:
@@ -97,22 +134,22 @@ public struct AnalyticsService: Sendable {
         case TimeEvents.timerChanged:
             try TimeProjection.timerChanged(db, userId: userId, event.decode(TimerState.self))
         case "catch.created", "catch.updated":
-            try CatchProjection.putCatch(db, userId: userId, CatchPayload(event))
+            try CatchProjection.putCatch(db, userId: userId, CatchPayload(event), batch: batch)
         case "catch.deleted":
-            try CatchProjection.deleteCatch(db, userId: userId, id: event.decode(IdPayload.self).id)
+            try CatchProjection.deleteCatch(db, userId: userId, id: event.decode(IdPayload.self).id, batch: batch)
         default:
             break
         }
     }
 
     /// Weather-fetcher's events: `conditions.ready` and `conditions.unavailable`.
-    public static func applyWeatherEvent(_ db: Database, _ event: Event) throws {
+    static func applyWeatherEvent(_ db: Database, _ event: Event, _ batch: ProjectionBatch) throws {
         switch event.type {
         case "conditions.ready":
-            try CatchProjection.conditionsReady(db, userId: event.userId, ConditionsReadyPayload(event))
+            try CatchProjection.conditionsReady(db, userId: event.userId, ConditionsReadyPayload(event), batch: batch)
         case "conditions.unavailable":
             try CatchProjection.conditionsUnavailable(
-                db, userId: event.userId, event.decode(ConditionsUnavailablePayload.self))
+                db, userId: event.userId, event.decode(ConditionsUnavailablePayload.self), batch: batch)
         default:
             break
         }
@@ -178,7 +215,7 @@ extension AnalyticsService: LogbookService {
         ServiceAssembly(
             router: router(host.makeRouter(), database: host.database, now: now),
             subscriptions: producers.map {
-                Subscription($0, feedsReplies: true, handler: handler(for: $0, logger: host.logger))
+                Subscription($0, feedsReplies: true, batch: batchHandler(for: $0, logger: host.logger))
             })
     }
 }

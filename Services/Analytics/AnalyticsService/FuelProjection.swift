@@ -29,58 +29,66 @@ enum FuelProjection {
             arguments: [vehicle.id, userId, vehicle.nickname, distance.rawValue, volume.rawValue])
     }
 
-    static func deleteVehicle(_ db: Database, userId: String, id: String) throws {
-        // fill and fuelSpend rows go with it (ON DELETE CASCADE)
+    static func deleteVehicle(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
+        // what the batch holds for it is written first; fill and fuelSpend rows go with it (ON DELETE CASCADE)
+        try batch.flush(db)
+        batch.owners[id] = nil
         try db.execute(cached: "DELETE FROM vehicle WHERE userId = ? AND id = ?", arguments: [userId, id])
     }
 
     /// A fill-up for a vehicle this projection has not seen (its event was lost, or it was
     /// recorded before analytics existed) gets a vehicle with the default units; the
     /// vehicle's next event sets them.
-    private static func ensureVehicle(_ db: Database, userId: String, id: String) throws -> Bool {
+    private static func ensureVehicle(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws -> Bool {
+        if let owner = batch.owners[id] { return owner == userId }
         if let owner = try String.fetchOne(db, cached: "SELECT userId FROM vehicle WHERE id = ?", arguments: [id]) {
+            batch.owners[id] = owner
             return owner == userId
         }
         try db.execute(
             cached: "INSERT INTO vehicle (id, userId, distanceUnit, volumeUnit) VALUES (?, ?, 'mi', 'gal')",
             arguments: [id, userId])
+        batch.owners[id] = userId
         return true
     }
 
     // MARK: Fill-ups
 
-    static func putFill(_ db: Database, userId: String, _ payload: Fillup) throws {
+    static func putFill(_ db: Database, userId: String, _ payload: Fillup, batch: ProjectionBatch) throws {
         let fill = FuelFill(
             id: payload.id, date: payload.date.ms, odometer: payload.odometer?.thousandths,
             trip: payload.trip?.thousandths, volume: payload.volume.thousandths, totalMinor: payload.totalMinor,
             currency: payload.currency, full: payload.full, missed: payload.missed)
-        guard fill.volume > 0, try ensureVehicle(db, userId: userId, id: payload.vehicleId) else { return }
+        guard fill.volume > 0, try ensureVehicle(db, userId: userId, id: payload.vehicleId, batch: batch) else { return }
         let old = try StoredFill.find(db, userId: userId, id: fill.id)
         if let old, old.vehicleId != payload.vehicleId {
             // records never moves a fill-up between vehicles; if it did, treat it as a delete and an add
-            try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil)
-            try change(db, userId: userId, vehicleId: payload.vehicleId, old: nil, new: fill)
+            try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil, batch: batch)
+            try change(db, userId: userId, vehicleId: payload.vehicleId, old: nil, new: fill, batch: batch)
             return
         }
-        try change(db, userId: userId, vehicleId: payload.vehicleId, old: old, new: fill)
+        try change(db, userId: userId, vehicleId: payload.vehicleId, old: old, new: fill, batch: batch)
     }
 
-    static func deleteFill(_ db: Database, userId: String, id: String) throws {
+    static func deleteFill(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
         guard let old = try StoredFill.find(db, userId: userId, id: id) else { return }
-        try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil)
+        try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil, batch: batch)
     }
 
-    /// Replaces `old` by `new` (either may be nil) and re-walks what that affects.
-    static func change(_ db: Database, userId: String, vehicleId: String, old: StoredFill?, new: FuelFill?) throws {
+    /// Replaces `old` by `new` (either may be nil) and re-walks what that affects; the
+    /// vehicle's aggregates change in `batch`.
+    static func change(
+        _ db: Database, userId: String, vehicleId: String, old: StoredFill?, new: FuelFill?, batch: ProjectionBatch
+    ) throws {
         var delta = Delta()
         if let old {
             delta.remove(old.result)
             delta.fills -= 1
-            try spend(db, userId: userId, vehicleId: vehicleId, old.fill, sign: -1)
+            spend(batch, userId: userId, vehicleId: vehicleId, old.fill, sign: -1)
         }
         if let new {
             delta.fills += 1
-            try spend(db, userId: userId, vehicleId: vehicleId, new, sign: 1)
+            spend(batch, userId: userId, vehicleId: vehicleId, new, sign: 1)
             let raw: StatementArguments = [
                 new.date, new.odometer, new.odometer ?? -1, new.trip, new.volume, new.totalMinor, new.currency,
                 new.full,
@@ -112,8 +120,7 @@ enum FuelProjection {
         let keys = [old?.fill.key, new?.key].compactMap { $0 }
         guard let start = keys.min(), let mustReach = keys.max() else { return }
         try walk(db, vehicleId: vehicleId, from: start, mustReach: mustReach, delta: &delta)
-        try apply(db, userId: userId, vehicleId: vehicleId, delta)
-        try refreshSummary(db, vehicleId: vehicleId)
+        batch.vehicle(vehicleId, userId: userId, delta)
     }
 
     /// Re-walks from `start` (inclusive) until past `mustReach` and back in step with what is stored.
@@ -179,14 +186,12 @@ enum FuelProjection {
     }
 
     /// Everything spent per vehicle and currency follows the fill-ups themselves.
-    private static func spend(_ db: Database, userId: String, vehicleId: String, _ fill: FuelFill, sign: Int64) throws {
-        try db.execute(
-            cached: """
-                INSERT INTO fuelSpend (vehicleId, currency, userId, fills, totalMinor, volume) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (vehicleId, currency) DO UPDATE SET fills = fills + excluded.fills,
-                    totalMinor = totalMinor + excluded.totalMinor, volume = volume + excluded.volume
-                """,
-            arguments: [vehicleId, fill.currency, userId, sign, sign * fill.totalMinor, sign * fill.volume])
+    private static func spend(_ batch: ProjectionBatch, userId: String, vehicleId: String, _ fill: FuelFill, sign: Int64) {
+        batch.spend(vehicleId: vehicleId, currency: fill.currency, userId: userId) {
+            $0.fills += sign
+            $0.totalMinor += sign * fill.totalMinor
+            $0.volume += sign * fill.volume
+        }
     }
 
     /// Sums of closed segments and closed cost per currency, as differences.
@@ -211,22 +216,17 @@ enum FuelProjection {
         mutating func remove(_ result: FuelResult?) { add(result, sign: -1) }
     }
 
-    private static func apply(_ db: Database, userId: String, vehicleId: String, _ delta: Delta) throws {
-        try db.execute(
-            cached: """
-                UPDATE vehicle SET fills = fills + ?, closedSegments = closedSegments + ?,
-                    closedDistance = closedDistance + ?, closedVolume = closedVolume + ?
-                WHERE id = ?
-                """,
-            arguments: [delta.fills, delta.segments, delta.distance, delta.volume, vehicleId])
-        for (currency, change) in delta.cost where change.cost != 0 || change.distance != 0 {
+    /// The vehicle's counters by `delta` (its closed cost is in fuelSpend already), and
+    /// fuelSpend rows left empty removed. Called once per vehicle when a batch ends.
+    static func apply(_ db: Database, vehicleId: String, _ delta: Delta) throws {
+        if delta.fills != 0 || delta.segments != 0 || delta.distance != 0 || delta.volume != 0 {
             try db.execute(
                 cached: """
-                    INSERT INTO fuelSpend (vehicleId, currency, userId, closedCostMinor, closedDistance) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (vehicleId, currency) DO UPDATE SET closedCostMinor = closedCostMinor + excluded.closedCostMinor,
-                        closedDistance = closedDistance + excluded.closedDistance
+                    UPDATE vehicle SET fills = fills + ?, closedSegments = closedSegments + ?,
+                        closedDistance = closedDistance + ?, closedVolume = closedVolume + ?
+                    WHERE id = ?
                     """,
-                arguments: [vehicleId, currency, userId, change.cost, change.distance])
+                arguments: [delta.fills, delta.segments, delta.distance, delta.volume, vehicleId])
         }
         try db.execute(
             cached: "DELETE FROM fuelSpend WHERE vehicleId = ? AND fills = 0 AND closedDistance = 0",
@@ -235,7 +235,7 @@ enum FuelProjection {
 
     /// Last, best and worst economy and the open segment, read through indexes and stored
     /// on the vehicle so the stats query reads one row.
-    private static func refreshSummary(_ db: Database, vehicleId: String) throws {
+    static func refreshSummary(_ db: Database, vehicleId: String) throws {
         let open = try Row.fetchOne(
             db,
             cached: """

@@ -216,6 +216,24 @@ enum Schema {
                     ) WITHOUT ROWID;
                     """)
         }
+        // catchTally at four levels: rows with species and/or water '' (CatchProjection.any)
+        // count every species and/or water, so `analytics.suggest` reads one level's rows
+        // instead of summing a user's whole tally
+        migrator.registerMigration("analytics.tallyLevels") { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX catchTally_water;
+                    INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n)
+                        SELECT userId, species, '', dimension, bucket, bait, SUM(n) FROM catchTally
+                        WHERE species <> '' AND water <> '' GROUP BY userId, species, dimension, bucket, bait;
+                    INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n)
+                        SELECT userId, '', water, dimension, bucket, bait, SUM(n) FROM catchTally
+                        WHERE species <> '' AND water <> '' GROUP BY userId, water, dimension, bucket, bait;
+                    INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n)
+                        SELECT userId, '', '', dimension, bucket, bait, SUM(n) FROM catchTally
+                        WHERE species <> '' AND water <> '' GROUP BY userId, dimension, bucket, bait;
+                    """)
+        }
         return migrator
     }
 

@@ -1,7 +1,9 @@
 // Fishing suggestions: counters of the user's catches per species, water, condition bucket
 // and bait (`catchTally`), adjusted by each catch and conditions event: the catch's old
 // contribution is taken out and its new one put in, so replays and out-of-order arrivals
-// between the records and weather-fetcher streams end in the same counts.
+// between the records and weather-fetcher streams end in the same counts. Each count is
+// kept at four levels (species and water, either one summed over, both), so a query reads
+// only the rows of its own filter, never a sum over a user's catches.
 //
 // A catch's conditions are the weather-fetcher's latest answer for it, when that answer was
 // made for the catch's current place and hour (an answer for the place before an edit
@@ -70,6 +72,21 @@ enum CatchProjection {
         var water: String?
         var buckets: [String: String]
 
+        /// The answer a `catchConditions` row holds once `values` (its columns from status on,
+        /// in `replaceAnswer`'s order) are stored.
+        init(values: [(any DatabaseValueConvertible)?]) {
+            ready = (values[0] as? String) == "ready"
+            hour = values[2] as? Int64
+            latitude = values[3] as? Double
+            longitude = values[4] as? Double
+            water = values[15] as? String
+            var buckets: [String: String] = [:]
+            for (i, (key, _)) in CatchProjection.dimensions.enumerated() {
+                if let value = values[5 + i] as? String { buckets[key] = value }
+            }
+            self.buckets = buckets
+        }
+
         init(row: Row) {
             ready = (row["status"] as String) == "ready"
             hour = row["hour"]
@@ -101,6 +118,10 @@ enum CatchProjection {
         static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
     }
 
+    /// The species or water of a catchTally row counting every species or water (never a
+    /// key: an empty species is "(none)", water is fresh or salt).
+    static let any = ""
+
     /// Species and baits are grouped case-insensitively.
     static func key(_ text: String) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
@@ -114,31 +135,13 @@ enum CatchProjection {
         return [("status", "ready")] + dimensions.compactMap { key, _ in answer.buckets[key].map { (key, $0) } }
     }
 
-    private static func count(_ db: Database, _ fish: Fish, _ answer: Answer?, sign: Int) throws {
+    /// Takes the catch's contribution out (sign -1) or puts it in (+1); written when the batch ends.
+    private static func count(_ batch: ProjectionBatch, _ fish: Fish, _ answer: Answer?, sign: Int) {
         for (dimension, bucket) in contribution(fish, answer) {
-            let key: StatementArguments = [fish.userId, fish.species, fish.water, dimension, bucket, fish.bait]
-            if sign > 0 {
-                try db.execute(
-                    cached: """
-                        INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, 1)
-                        ON CONFLICT (userId, species, water, dimension, bucket, bait) DO UPDATE SET n = n + 1
-                        """,
-                    arguments: key)
-            } else {
-                // the CHECK (n >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
-                try db.execute(
-                    cached: """
-                        UPDATE catchTally SET n = n - 1 WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
-                            AND bucket = ? AND bait = ?
-                        """,
-                    arguments: key)
-                try db.execute(
-                    cached: """
-                        DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
-                            AND bucket = ? AND bait = ? AND n = 0
-                        """,
-                    arguments: key)
-            }
+            batch.count(
+                ProjectionBatch.TallyKey(
+                    userId: fish.userId, species: fish.species, water: fish.water, dimension: dimension, bucket: bucket,
+                    bait: fish.bait), sign)
         }
     }
 
@@ -153,12 +156,12 @@ enum CatchProjection {
 
     // MARK: Events
 
-    static func putCatch(_ db: Database, userId: String, _ payload: CatchPayload) throws {
+    static func putCatch(_ db: Database, userId: String, _ payload: CatchPayload, batch: ProjectionBatch) throws {
         let new = Fish(userId: userId, payload)
         var answer = try answer(db, catchId: new.id)
         if let old = try fish(db, id: new.id) {
             guard old.userId == userId else { return }
-            try count(db, old, answer, sign: -1)
+            count(batch, old, answer, sign: -1)
             // An unavailable answer without a place cannot be checked against an edit: it
             // was for the old place or time, so the catch waits for the new answer.
             if let stale = answer, !stale.ready, !stale.placed,
@@ -176,42 +179,47 @@ enum CatchProjection {
                     caughtAt = excluded.caughtAt, latitude = excluded.latitude, longitude = excluded.longitude
                 """,
             arguments: [new.id, userId, new.species, new.water, new.bait, new.caughtAt, new.latitude, new.longitude])
-        try count(db, new, answer, sign: 1)
+        count(batch, new, answer, sign: 1)
     }
 
-    static func deleteCatch(_ db: Database, userId: String, id: String) throws {
+    static func deleteCatch(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
         guard let old = try fish(db, id: id), old.userId == userId else { return }
-        try count(db, old, try answer(db, catchId: id), sign: -1)
+        count(batch, old, try answer(db, catchId: id), sign: -1)
         try db.execute(cached: "DELETE FROM fishCatch WHERE id = ?", arguments: [id])
         try db.execute(cached: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [id])
     }
 
-    static func conditionsReady(_ db: Database, userId: String?, _ payload: ConditionsReadyPayload) throws {
+    static func conditionsReady(
+        _ db: Database, userId: String?, _ payload: ConditionsReadyPayload, batch: ProjectionBatch
+    ) throws {
         let c = payload.conditions
         try replaceAnswer(
-            db, catchId: payload.catchId, userId: userId,
-            arguments: [
+            db, catchId: payload.catchId, userId: userId, batch: batch,
+            values: [
                 "ready", nil, c.hour?.ms, c.latitude, c.longitude, c.temperatureBand, c.pressureBand, c.pressureTrend,
                 c.beaufort.map { "\($0) Bft" }, c.windDirection, c.sky, c.timeOfDay, c.moonPhase, c.tidePhase,
                 c.tideHeightBand, c.water,
             ])
     }
 
-    static func conditionsUnavailable(_ db: Database, userId: String?, _ payload: ConditionsUnavailablePayload) throws {
+    static func conditionsUnavailable(
+        _ db: Database, userId: String?, _ payload: ConditionsUnavailablePayload, batch: ProjectionBatch
+    ) throws {
         try replaceAnswer(
-            db, catchId: payload.catchId, userId: userId,
-            arguments: [
+            db, catchId: payload.catchId, userId: userId, batch: batch,
+            values: [
                 "unavailable", payload.reason ?? "unavailable", payload.hour?.ms, payload.latitude, payload.longitude,
                 nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, payload.water,
             ])
     }
 
     private static func replaceAnswer(
-        _ db: Database, catchId: String, userId: String?, arguments: StatementArguments
+        _ db: Database, catchId: String, userId: String?, batch: ProjectionBatch,
+        values: [(any DatabaseValueConvertible)?]
     ) throws {
         var fish = try fish(db, id: catchId)
         if let f = fish, let userId, f.userId != userId { fish = nil }
-        if let fish { try count(db, fish, try answer(db, catchId: catchId), sign: -1) }
+        if let fish { count(batch, fish, try answer(db, catchId: catchId), sign: -1) }
         try db.execute(
             cached: """
                 INSERT OR REPLACE INTO catchConditions (catchId, userId, status, reason, hour, latitude, longitude,
@@ -219,8 +227,8 @@ enum CatchProjection {
                     tidePhase, tideHeight, water)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [catchId, userId ?? fish?.userId] + arguments)
-        if let fish { try count(db, fish, try answer(db, catchId: catchId), sign: 1) }
+            arguments: StatementArguments([catchId, userId ?? fish?.userId] + values))
+        if let fish { count(batch, fish, Answer(values: values), sign: 1) }
     }
 }
 
@@ -305,20 +313,13 @@ enum SuggestQueries {
         if let text = body.species, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw ServiceError.invalid("species", "must not be empty when given")
         }
-        let select = "SELECT dimension, bucket, bait, SUM(n) AS n FROM catchTally WHERE userId = ?"
-        let group = " GROUP BY dimension, bucket, bait"
-        let rows: [Row] =
-            switch (species, body.water) {
-            case (nil, nil):
-                try Row.fetchAll(db, cached: select + group, arguments: [userId])
-            case (let s?, nil):
-                try Row.fetchAll(db, cached: select + " AND species = ?" + group, arguments: [userId, s])
-            case (nil, let w?):
-                try Row.fetchAll(db, cached: select + " AND water = ?" + group, arguments: [userId, w])
-            case (let s?, let w?):
-                try Row.fetchAll(
-                    db, cached: select + " AND species = ? AND water = ?" + group, arguments: [userId, s, w])
-            }
+        // the rows counted at this filter's level: one per dimension, bucket and bait
+        let rows = try Row.fetchAll(
+            db,
+            cached: """
+                SELECT dimension, bucket, bait, n FROM catchTally WHERE userId = ? AND species = ? AND water = ?
+                """,
+            arguments: [userId, species ?? CatchProjection.any, body.water ?? CatchProjection.any])
         // dimension → bucket → bait → count
         var counts: [String: [String: [String: Int]]] = [:]
         for row in rows {

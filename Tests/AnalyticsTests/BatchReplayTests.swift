@@ -1,0 +1,254 @@
+// A replay applies thousands of events per transaction and writes each aggregate once at
+// the end of the batch (Batch.swift). These tests hold it to the same stored state as the
+// live path, one event per transaction: every row of every projection table, on a
+// generated history with out-of-order fill-ups, edits, deletes, a vehicle deleted and
+// recreated, and catches edited before and after their conditions.
+import Foundation
+import GRDB
+import Runtime
+import Storage
+import Testing
+import Wire
+
+@testable import AnalyticsService
+
+@Suite struct BatchReplayTests {
+    /// A seeded history: (producer, event type, user, payload), in the order they happen.
+    func history(seed: UInt64) -> [(String, String, String, JSONValue)] {
+        var random = SplitMix(seed: seed)
+        var out: [(String, String, String, JSONValue)] = []
+        let users = ["alice", "bob", "carol"]
+        var fills: [String: [(id: String, date: Double, odometer: Double)]] = [:]
+        var catches: [String: [String]] = [:]
+        for user in users { out.append(("records", "vehicle.created", user, vehicle("v-\(user)"))) }
+        for step in 0..<400 {
+            let user = users[random.next(below: users.count)]
+            let vehicleId = "v-\(user)"
+            switch random.next(below: 20) {
+            case 0..<8:  // a fill-up, sometimes dated before the last one
+                let n = fills[user, default: []].count
+                let date = Double(n) * 3 + (random.next(below: 6) == 0 ? -4.5 : 0) + Double(random.next(below: 3))
+                let odometer = 1000 + date * 100 + Double(random.next(below: 50))
+                let id = "f\(step)"
+                fills[user, default: []].append((id, date, odometer))
+                out.append(
+                    (
+                        "records", "fillup.created", user,
+                        fillup(
+                            id, vehicle: vehicleId, date: day(date), odometer: random.next(below: 9) == 0 ? nil : odometer,
+                            volume: Double(20 + random.next(below: 30)), totalMinor: Int64(3000 + random.next(below: 4000)),
+                            currency: random.next(below: 7) == 0 ? "EUR" : "USD", full: random.next(below: 4) != 0,
+                            missed: random.next(below: 30) == 0)
+                    ))
+            case 8:  // an edit of an earlier fill-up
+                guard let old = random.pick(fills[user]) else { continue }
+                out.append(
+                    (
+                        "records", "fillup.updated", user,
+                        fillup(
+                            old.id, vehicle: vehicleId, date: day(old.date + 0.5), odometer: old.odometer + 7,
+                            volume: Double(15 + random.next(below: 30)), totalMinor: Int64(2000 + random.next(below: 4000)),
+                            full: random.next(below: 3) != 0)
+                    ))
+            case 9:  // a delete
+                guard var list = fills[user], !list.isEmpty else { continue }
+                let gone = list.remove(at: random.next(below: list.count))
+                fills[user] = list
+                out.append(
+                    ("records", "fillup.deleted", user, ["id": .string(gone.id), "userId": .string(user), "vehicleId": .string(vehicleId)]))
+            case 10 where step % 5 == 0:  // the vehicle goes, with its fill-ups, and comes back
+                fills[user] = []
+                out.append(("records", "vehicle.deleted", user, ["id": .string(vehicleId), "userId": .string(user), "fillupsDeleted": 0]))
+                out.append(("records", "vehicle.created", user, vehicle(vehicleId, distance: "km", volume: "l")))
+            case 11..<16:  // a catch, its conditions now or later
+                let id = "c\(step)"
+                catches[user, default: []].append(id)
+                out.append(
+                    (
+                        "records", "catch.created", user,
+                        fish(id, species: ["Pike", "perch", "Trout"][random.next(below: 3)], bait: ["worm", "jig"][random.next(below: 2)])
+                    ))
+                if random.next(below: 3) != 0 {
+                    out.append(("weather-fetcher", "conditions.ready", user, conditions(id, &random)))
+                }
+            case 16:  // conditions for an earlier catch (a late or repeated answer)
+                guard let id = random.pick(catches[user]) else { continue }
+                if random.next(below: 4) == 0 {
+                    out.append(
+                        ("weather-fetcher", "conditions.unavailable", user, ["catchId": .string(id), "reason": "timeout"]))
+                } else {
+                    out.append(("weather-fetcher", "conditions.ready", user, conditions(id, &random)))
+                }
+            case 17:  // a catch edited: other bait, sometimes another place (its answer goes stale)
+                guard let id = random.pick(catches[user]) else { continue }
+                out.append(
+                    (
+                        "records", "catch.updated", user,
+                        fish(id, species: "Pike", bait: "spinner", latitude: random.next(below: 2) == 0 ? 59.33 : 60.1)
+                    ))
+            case 18:  // a catch deleted
+                guard var list = catches[user], !list.isEmpty else { continue }
+                let gone = list.remove(at: random.next(below: list.count))
+                catches[user] = list
+                out.append(("records", "catch.deleted", user, ["id": .string(gone), "userId": .string(user)]))
+            default:  // a type analytics does not project
+                out.append(("records", "photo.attached", user, ["id": .string("p\(step)")]))
+            }
+        }
+        return out
+    }
+
+    func conditions(_ id: String, _ random: inout SplitMix) -> JSONValue {
+        ready(
+            id, temperature: ["5 to 10 °C", "10 to 15 °C"][random.next(below: 2)],
+            pressure: ["1000 to 1010 hPa", "1010 to 1020 hPa"][random.next(below: 2)], beaufort: random.next(below: 5),
+            sky: ["clear", "rain"][random.next(below: 2)])
+    }
+
+    /// Every row of the tables the fuel and catch projections write, as text.
+    func dump(_ h: Harness) async throws -> [String: [String]] {
+        try await h.read { db in
+            var tables: [String: [String]] = [:]
+            let queries = [
+                ("vehicle", "SELECT * FROM vehicle"), ("fill", "SELECT * FROM fill"),
+                ("fuelSpend", "SELECT * FROM fuelSpend"), ("fishCatch", "SELECT * FROM fishCatch"),
+                ("catchConditions", "SELECT * FROM catchConditions"), ("catchTally", "SELECT * FROM catchTally"),
+            ]
+            for (table, sql) in queries {
+                tables[table] = try Row.fetchAll(db, sql: sql).map(\.description).sorted()
+            }
+            return tables
+        }
+    }
+
+    /// Feeds the history to a live harness one event per transaction, as it happened.
+    func live(_ events: [(String, String, String, JSONValue)]) async throws -> Harness {
+        let h = try Harness()
+        for (producer, type, user, data) in events { try await h.feed(type, data, user: user, from: producer) }
+        return h
+    }
+
+    /// Delivers the streams in `schedule`'s order (producer, events), through the batch
+    /// path or one event at a time inside the same transactions.
+    func replay(_ schedule: [(String, [Event])], batched: Bool) async throws -> Harness {
+        let h = try Harness()
+        for (producer, events) in schedule {
+            let sink =
+                batched
+                ? DatabaseEventSink(
+                    producer: producer, writer: h.service.host.database, batch: AnalyticsService.applyBatch(producer))
+                : DatabaseEventSink(
+                    producer: producer, writer: h.service.host.database, handler: AnalyticsService.apply(producer))
+            try await sink.apply(events)
+        }
+        return h
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func replayInLargeBatchesStoresWhatOneEventAtATimeStores(seed: UInt64) async throws {
+        let h = try await live(history(seed: seed))
+        let expected = try await dump(h)
+        #expect((expected["fill"]?.count ?? 0) > 20)
+        #expect((expected["catchTally"]?.count ?? 0) > 20)
+        let records = h.events["records"] ?? [], weather = h.events["weather-fetcher"] ?? []
+
+        // Everything in one batch per producer, weather-fetcher's stream first; then batches
+        // of 50 with the two streams interleaved.
+        var chunks: [(String, [Event])] = []
+        for start in stride(from: 0, to: max(records.count, weather.count), by: 50) {
+            if start < records.count { chunks.append(("records", Array(records[start..<min(start + 50, records.count)]))) }
+            if start < weather.count {
+                chunks.append(("weather-fetcher", Array(weather[start..<min(start + 50, weather.count)])))
+            }
+        }
+        for schedule in [[("weather-fetcher", weather), ("records", records)], chunks] {
+            let batched = try await dump(replay(schedule, batched: true))
+            let single = try await dump(replay(schedule, batched: false))
+            for table in expected.keys.sorted() {
+                #expect(batched[table] == single[table], "\(table)")
+            }
+            // fuel comes from records' stream alone: the same as live whatever the interleaving
+            for table in ["vehicle", "fill", "fuelSpend"] {
+                #expect(batched[table] == expected[table], "\(table)")
+            }
+        }
+    }
+
+    /// The consumer's handler (with its skip-unreadable rule) gives the same state as the
+    /// live path, and a database error in a batch leaves nothing of it behind.
+    @Test func consumerHandlerMatchesAndAFailedBatchLeavesNothing() async throws {
+        let events = history(seed: 9)
+        let h = try await live(events)
+        let expected = try await dump(h)
+        let replayed = try Harness()
+        for producer in ["weather-fetcher", "records"] {
+            try await DatabaseEventSink(
+                producer: producer, writer: replayed.service.host.database,
+                batch: replayed.service.batchHandler(for: producer)
+            ).apply(h.events[producer] ?? [])
+        }
+        #expect(try await dump(replayed) == expected)
+
+        // A batch whose last statement fails rolls back the events before it too.
+        let failing = try Harness()
+        let handler = failing.service.batchHandler(for: "records")
+        await #expect(throws: DatabaseError.self) {
+            try await DatabaseEventSink(producer: "records", writer: failing.service.host.database) { db, batch in
+                try handler(db, batch)
+                try db.execute(sql: "INSERT INTO no_such_table VALUES (1)")
+            }.apply(h.events["records"] ?? [])
+        }
+        let left = try await dump(failing)
+        #expect(left.values.allSatisfy { $0.isEmpty })
+        #expect(try await failing.read { db in try Checkpoint.get(db, producer: "records") } == 0)
+    }
+
+    /// A database made before the four tally levels gets them from its rows on upgrade:
+    /// the same counters the projection keeps, so the same suggestions.
+    @Test func upgradeBuildsTheTallyLevelsFromTheRows() async throws {
+        let h = try await live(history(seed: 4))
+        let expected = try await dump(h)
+        let base = try await h.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT userId, species, water, dimension, bucket, bait, n FROM catchTally
+                    WHERE species <> '' AND water <> ''
+                    """
+            ).map { Array($0.databaseValues) }
+        }
+        #expect(base.count < expected["catchTally"]?.count ?? 0)
+        let directory = "/tmp/lb-an-\(UUID().uuidString.prefix(8).lowercased())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/analytics.sqlite"
+        do {
+            let old = try DatabaseQueue(path: path)
+            try Schema.migrator.migrate(old, upTo: "analytics.userZone")
+            try await old.write { db in
+                for row in base {
+                    try db.execute(
+                        sql: "INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        arguments: StatementArguments(row))
+                }
+            }
+            try old.close()
+        }
+        let upgraded = try Harness(path: path)
+        #expect(try await dump(upgraded)["catchTally"] == expected["catchTally"])
+        for user in ["alice", "bob", "carol"] {
+            for body: JSONValue in [[:], ["species": "pike"], ["water": "fresh"], ["species": "Trout", "water": "fresh"]] {
+                #expect(
+                    try await upgraded.call("analytics.suggest", body, user: user)
+                        == (try await h.call("analytics.suggest", body, user: user)))
+            }
+        }
+    }
+}
+
+extension SplitMix {
+    mutating func pick<T>(_ list: [T]?) -> T? {
+        guard let list, !list.isEmpty else { return nil }
+        return list[next(below: list.count)]
+    }
+}
