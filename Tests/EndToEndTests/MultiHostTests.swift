@@ -97,15 +97,27 @@ final class Hosts: Sendable {
     }
 
     /// Kills every process in the namespaces, deletes them (their links go with them) and
-    /// the hosts' folders. Safe to call whatever state things are in.
+    /// the hosts' folders. Safe to call whatever state things are in — also from a test the
+    /// time limit has cancelled: the work runs in a task of its own, because in a cancelled
+    /// task `Tool.run` throws at its first wait, and the supervisors were left running in
+    /// namespaces that had been deleted (seen after a run at load 49).
     func destroy() async {
-        for namespace in hosts.map(\.namespace) + [switchNamespace] {
-            if let pids = try? await Tool.run(Self.ip, ["netns", "pids", namespace], timeout: .seconds(10)) {
-                for pid in pids.stdout.split(separator: "\n").compactMap({ pid_t($0) }) { kill(pid, SIGKILL) }
+        let namespaces = hosts.map(\.namespace) + [switchNamespace]
+        let homes = hosts.map(\.home)
+        await Task.detached {
+            for namespace in namespaces {
+                // A supervisor may start a service while we kill: list again until none is left.
+                for _ in 0..<5 {
+                    guard let pids = try? await Tool.run(Self.ip, ["netns", "pids", namespace], timeout: .seconds(30)) else { break }
+                    let alive = pids.stdout.split(separator: "\n").compactMap { pid_t($0) }
+                    if alive.isEmpty { break }
+                    for pid in alive { kill(pid, SIGKILL) }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+                _ = try? await Tool.run(Self.ip, ["netns", "del", namespace], timeout: .seconds(30))
             }
-            _ = try? await Tool.run(Self.ip, ["netns", "del", namespace], timeout: .seconds(10))
-        }
-        for host in hosts { try? FileManager.default.removeItem(atPath: host.home) }
+            for home in homes { try? FileManager.default.removeItem(atPath: home) }
+        }.value
     }
 
     /// `logbook arguments…` on `host`, inside its namespace, with its environment.
