@@ -35,7 +35,7 @@ struct ShardTests {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
         return try queue.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table) WHERE userId = ?", arguments: [userId]) ?? -1
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier) WHERE userId = ?", arguments: [userId]) ?? -1
         }
     }
 
