@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Builds Logbook and starts the local stack: dependencies, `swift build -c release`,
-# `logbook stack up` (waits until every service answers), then `logbook status`.
+# Builds Logbook and starts the local stack: dependencies, `swift build -c release
+# --static-swift-stdlib`, `logbook stack up` (waits until every service answers), then
+# `logbook status`.
 # Release, not debug: this is the stack people run, and Argon2id hashing and SQLite
 # group commit are many times slower in a debug build. The tests use debug builds.
+# The Swift runtime and Foundation linked in (as the container image does): a process
+# starts without loading and relocating a dozen shared libraries, and holds less memory
+# (docs/operations.md, "Performance").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./deploy/install-deps.sh
-swift build -c release
-bin="$(swift build -c release --show-bin-path)"
+swift build -c release --static-swift-stdlib
+bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
 "$bin/logbook" stack up
 "$bin/logbook" status
 echo

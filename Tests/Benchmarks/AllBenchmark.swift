@@ -1,7 +1,7 @@
 // `logbook-bench all`: every row of the performance table (docs/operations.md,
 // "Performance"), each beside its baseline measured in the same run, with the ratio and
 // the goal. `--quick` runs a few seconds per benchmark with smaller sizes (and says so).
-//   swift build -c release && .build/release/logbook-bench all [--quick]
+//   swift build -c release --static-swift-stdlib && .build/release/logbook-bench all [--quick]
 import ArgumentParser
 import Foundation
 import Storage

@@ -9,7 +9,7 @@
 // (a Lua script numbers them per wrk thread), as the ZeroMQ calls do: both paths do the same
 // exactly-once bookkeeping. GET asks for the first page of 20 (`limit=20`, both paths).
 // wrk's latency percentiles are from its --latency distribution; the ZeroMQ ones from every
-// request's own time. Build with -c release: swift run -c release logbook-bench http
+// request's own time. Build with -c release: swift run -c release --static-swift-stdlib logbook-bench http
 import ArgumentParser
 import Foundation
 import Runtime
@@ -43,7 +43,7 @@ struct HTTPBenchmark: AsyncParsableCommand {
         }
         let bin = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
         for name in ["logbook", "logbook-http", "auth", "records"] where !FileManager.default.isExecutableFile(atPath: "\(bin)/\(name)") {
-            throw ValidationError("no \(name) next to logbook-bench in \(bin): build the package (swift build -c release)")
+            throw ValidationError("no \(name) next to logbook-bench in \(bin): build the package (swift build -c release --static-swift-stdlib)")
         }
         let stack = BenchStack(bin: bin)
         defer { stack.down() }

@@ -6,7 +6,7 @@
 //   shard-move  — the time `logbook shard move` takes for a user with N records (default
 //                 10,000 expenses), and how long that user's writes were held
 // The executables are the ones beside this one (build them with the same configuration:
-// `swift build -c release`, then `.build/release/logbook-bench shards`).
+// `swift build -c release --static-swift-stdlib`, then `.build/release/logbook-bench shards`).
 import ArgumentParser
 import Foundation
 import Runtime

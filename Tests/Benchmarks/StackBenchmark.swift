@@ -5,7 +5,7 @@
 //   - each service's resident memory once the stack is idle (/proc/<pid>/status VmRSS);
 //   - CPU time spent by all five services per `records.expense.add` (/proc/<pid>/stat,
 //     utime + stime), minus what they spend idle over the same time (heartbeats, pings).
-//   swift run -c release logbook-bench stack [--runs 30] [--writes 5000]
+//   swift run -c release --static-swift-stdlib logbook-bench stack [--runs 30] [--writes 5000]
 import ArgumentParser
 import Foundation
 import Runtime
@@ -164,7 +164,7 @@ struct StackBenchmark: AsyncParsableCommand {
         let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let directory = URL(fileURLWithPath: exe).deletingLastPathComponent().path
         for name in ["logbook"] + StackConfiguration.services where !FileManager.default.isExecutableFile(atPath: directory + "/" + name) {
-            throw ValidationError("\(directory)/\(name) is missing: build it first (swift build -c release)")
+            throw ValidationError("\(directory)/\(name) is missing: build it first (swift build -c release --static-swift-stdlib)")
         }
         return directory
     }
