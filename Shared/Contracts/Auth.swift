@@ -23,7 +23,7 @@ public struct RegisterRequest: Documented, Equatable {
 }
 
 /// What `auth.register` answers.
-public struct Account: Codable, Sendable, Equatable {
+public struct Registered: Codable, Sendable, Equatable {
     public var userId: String
     public var username: String
     public var email: String?
@@ -114,10 +114,10 @@ public struct WhoamiResult: Codable, Sendable, Equatable {
     }
 }
 
-/// `auth.settings.update`: `timeZone` is required (absent answers `invalid_argument`).
+/// `auth.settings.update`: the zone every service counts the user's days in.
 public struct SettingsUpdate: Documented, Equatable {
-    public var timeZone: String?
-    public init(timeZone: String?) { self.timeZone = timeZone }
+    public var timeZone: String
+    public init(timeZone: String) { self.timeZone = timeZone }
     public static let sample = SettingsUpdate(timeZone: "Europe/Oslo")
 }
 
@@ -229,7 +229,7 @@ public struct ShardSetResult: Codable, Sendable, Equatable {
 // MARK: Methods
 
 public enum AuthMethods {
-    public static let register = Method<RegisterRequest, Account>("auth.register", .write)
+    public static let register = Method<RegisterRequest, Registered>("auth.register", .write)
     /// Writes twice (the attempt, then the session) around a slow password check, in
     /// transactions of its own.
     public static let login = Method<LoginRequest, LoginResult>("auth.login", .ownWrite)

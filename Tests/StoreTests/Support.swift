@@ -1,5 +1,6 @@
 // Test support: the store service in-process on an in-memory store.sqlite, a token → user
 // resolver, a settable clock, and crafted records/auth events.
+import Contracts
 import Foundation
 import GRDB
 import Logging

@@ -26,7 +26,7 @@ extension Handlers {
             username: username, email: email, timeZone: timeZone, passwordHash: try await passwords.hash(body.password))
     }
 
-    func commitRegister(_ account: NewAccount, _ context: RequestContext, _ db: Database) throws -> Account {
+    func commitRegister(_ account: NewAccount, _ context: RequestContext, _ db: Database) throws -> Registered {
         if try User.find(db, username: account.username) != nil {
             throw ServiceError(
                 .alreadyExists, "username \(AccountRules.quoted(account.username)) is already registered", field: "username")
@@ -42,7 +42,7 @@ extension Handlers {
             data: AuthEvents.UserRegistered(
                 userId: user.id, username: user.username, timeZone: user.timeZone, shard: user.shard), at: now)
         context.logger.info("account registered", metadata: ["user.id": "\(user.id)"])
-        return Account(
+        return Registered(
             userId: user.id, username: user.username, email: user.email, createdAt: user.createdAt,
             timeZone: user.timeZone, shard: user.shard)
     }

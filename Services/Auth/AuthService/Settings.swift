@@ -13,8 +13,7 @@ extension Handlers {
     func updateSettings(_ body: SettingsUpdate, _ context: RequestContext, _ db: Database) throws
         -> SettingsResult
     {
-        guard let name = body.timeZone else { throw ServiceError.invalid("timeZone", "is required") }
-        let zone = try AccountRules.timeZone(name)!
+        let zone = try AccountRules.timeZone(body.timeZone)!
         let userId = context.userId
         guard let user = try User.find(db, id: userId) else { throw DatabaseSessions.refused }
         guard user.timeZone != zone else { return SettingsResult(timeZone: zone, changed: false) }
