@@ -10,17 +10,6 @@ public struct BuyRequest: Documented, Equatable {
     public static let sample = BuyRequest(itemId: "metronome")
 }
 
-/// `store.ledger`: `limit` 1…200, default 50.
-public struct LedgerRequest: Documented, Equatable {
-    public var cursor: String?
-    public var limit: Int?
-    public init(cursor: String? = nil, limit: Int? = nil) {
-        self.cursor = cursor
-        self.limit = limit
-    }
-    public static let sample = LedgerRequest(cursor: "c", limit: 50)
-}
-
 /// `store.quote`.
 public struct QuoteRequest: Documented, Equatable {
     /// An IANA zone such as "Europe/Paris"; the user's day is counted there. Default UTC.
@@ -177,7 +166,8 @@ public enum StoreMethods {
     public static let items = Method<Empty, ItemsResult>("store.items", .read)
     public static let info = Method<Empty, InfoResult>("store.info", .read)
     public static let wallet = Method<Empty, WalletView>("store.wallet", .read)
-    public static let ledger = Method<LedgerRequest, LedgerResult>("store.ledger", .read)
+    /// `limit` 1…200, default 50.
+    public static let ledger = Method<ListBody, LedgerResult>("store.ledger", .read)
     public static let buy = Method<BuyRequest, PurchaseResult>("store.buy", .write)
     /// Records the quote the user has seen today (and the intro, once), in writes of its own.
     public static let quote = Method<QuoteRequest, QuoteResult>("store.quote", .ownWrite)

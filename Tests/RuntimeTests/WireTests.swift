@@ -1,4 +1,5 @@
 // Ids, times and decoding errors: the small promises of the Wire module.
+import Contracts
 import Foundation
 import Testing
 import Wire

@@ -131,7 +131,7 @@ public final class StoreService: Sendable {
             text: "Your time is your money. " + rules.joined(separator: " "), centsPerHour: 100)
     }()
 
-    func ledger(_ body: LedgerRequest, userId: String) async throws -> LedgerResult {
+    func ledger(_ body: ListBody, userId: String) async throws -> LedgerResult {
         let limit = body.limit ?? 50
         guard (1...200).contains(limit) else {
             throw ServiceError.invalid("limit", "must be between 1 and 200 (got \(limit))")

@@ -78,7 +78,7 @@ struct ActivityList: GatewayCommand {
     @OptionGroup var options: ListOptions
 
     func execute(_ context: Context) async throws {
-        let fetched = try await context.list("records.activity.list", [:], options)
+        let fetched = try await context.list(TimeMethods.activityList.name, [:], options)
         let rows = Rows(
             headers: ["ID", "NAME", "AMOUNT", "PROGRESS", "TIMER"],
             table: fetched.items.map { activity in
@@ -205,7 +205,7 @@ struct NetWorthCommand: GatewayCommand {
     func execute(_ context: Context) async throws {
         try await TimeMethods.networth.perform(context) { worth in
             "net worth \(worth.amount): \(TimeText.clock(milliseconds: worth.totalMs)) of 10,000 hours "
-                + TimeText.progress(worth.progress)
+                + TimeText.progress(share: worth.progress)
         }
     }
 }

@@ -131,7 +131,7 @@ public enum TimeText {
     }
 
     /// The bar of a share of the goal as a service answers it (`TimeValue.progress`).
-    public static func progress(_ fraction: Decimal, width: Int = 20) -> String {
+    public static func progress(share fraction: Decimal, width: Int = 20) -> String {
         progress(NSDecimalNumber(decimal: fraction).doubleValue, width: width)
     }
 

@@ -221,7 +221,7 @@ struct StoreLedger: GatewayCommand {
         var seen = Set<String>()
         repeat {
             let page = try await StoreMethods.ledger.call(
-                context, LedgerRequest(cursor: cursor, limit: options.limit ?? (options.all ? 200 : nil)))
+                context, ListBody(cursor: cursor, limit: options.limit ?? (options.all ? 200 : nil)))
             entries += page.entries
             cursor = page.nextCursor
             if let next = cursor, !seen.insert(next).inserted { break }
