@@ -115,13 +115,13 @@ public struct Router: Sendable {
         unlogged(method, kind: .ownWrite, access: access, maxBytes: maxBytes, handler)
     }
 
-    /// A read (or own-write) method of the contract: its name, kind, request and result
-    /// types come from Contracts.
+    /// A read method of the contract: its name, kind, request and result types come from
+    /// Contracts.
     public mutating func read<Body, Result>(
         _ method: Method<Body, Result>, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
         _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
     ) {
-        precondition(method.kind != .write, "\(method.name) is a write: register it with write(_:)")
+        precondition(method.kind == .read, "\(method.name) is a \(method.kind.rawValue): register it with write or ownWrite")
         unlogged(method.name, kind: method.kind, access: access, maxBytes: maxBytes, handler)
     }
 
