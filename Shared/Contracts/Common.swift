@@ -100,3 +100,25 @@ extension KeyedEncodingContainer {
         }
     }
 }
+
+/// `{}`: the body of a method that takes nothing.
+extension Empty: Documented {
+    public static let sample = Empty()
+}
+
+/// `{by?, from?, to?}`: a summary over local days (analytics' expense summary and worked
+/// hours). `from` and `to` are `YYYY-MM-DD` in the user's zone; each method names the
+/// groupings `by` accepts and its default.
+public struct SummaryRequest: Documented, Equatable {
+    public var by: String?
+    public var from: String?
+    public var to: String?
+
+    public init(by: String? = nil, from: String? = nil, to: String? = nil) {
+        self.by = by
+        self.from = from
+        self.to = to
+    }
+
+    public static let sample = SummaryRequest(by: "day", from: "2026-05-01", to: "2026-05-31")
+}

@@ -127,12 +127,92 @@ public struct ExpenseDeleted: Documented, Equatable {
     public static let sample = ExpenseDeleted(id: "e", userId: "u")
 }
 
+// MARK: Summary (analytics)
+
+public struct ExpenseSummaryGroup: Codable, Sendable, Equatable {
+    /// `2026-05-10`, `2026-W19`, `2026-05`, `2026`, or the category (by category).
+    public var key: String
+    /// The category when grouping by category (null: expenses without one).
+    public var category: String?
+    public var totalMinor: Int64
+    public var count: Int
+
+    public init(key: String, category: String?, totalMinor: Int64, count: Int) {
+        self.key = key
+        self.category = category
+        self.totalMinor = totalMinor
+        self.count = count
+    }
+}
+
+public struct LargestExpense: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var amountMinor: Int64
+    public var date: Date
+    public var category: String?
+
+    public init(id: String, name: String, amountMinor: Int64, date: Date, category: String?) {
+        self.id = id
+        self.name = name
+        self.amountMinor = amountMinor
+        self.date = date
+        self.category = category
+    }
+}
+
+public struct CurrencySummary: Codable, Sendable, Equatable {
+    public var currency: String
+    public var totalMinor: Int64
+    public var count: Int
+    /// Total over the days of the range (2 decimals, minor units).
+    public var averagePerDayMinor: Decimal
+    public var groups: [ExpenseSummaryGroup]
+    /// The five largest expenses in the range.
+    public var largest: [LargestExpense]
+
+    public init(
+        currency: String, totalMinor: Int64, count: Int, averagePerDayMinor: Decimal, groups: [ExpenseSummaryGroup],
+        largest: [LargestExpense]
+    ) {
+        self.currency = currency
+        self.totalMinor = totalMinor
+        self.count = count
+        self.averagePerDayMinor = averagePerDayMinor
+        self.groups = groups
+        self.largest = largest
+    }
+}
+
+/// `analytics.expense.summary`: per currency (amounts in different currencies are never added).
+public struct ExpenseSummary: Codable, Sendable, Equatable {
+    public var by: String
+    /// The days summarised: `from` inclusive, `to` exclusive (null when there is nothing).
+    public var from: String?
+    public var to: String?
+    public var days: Int
+    public var currencies: [CurrencySummary]
+    /// The IANA zone the days are counted in (the user's, from auth).
+    public var timeZone: String
+
+    public init(by: String, from: String?, to: String?, days: Int, currencies: [CurrencySummary], timeZone: String) {
+        self.by = by
+        self.from = from
+        self.to = to
+        self.days = days
+        self.currencies = currencies
+        self.timeZone = timeZone
+    }
+}
+
 public enum ExpenseMethods {
     public static let add = Method<ExpenseAdd, Expense>("records.expense.add", .write)
     public static let get = Method<IdBody, Expense>("records.expense.get", .read)
     public static let update = Method<ExpenseUpdate, Expense>("records.expense.update", .write)
     public static let delete = Method<IdBody, Deleted>("records.expense.delete", .write)
     public static let list = Method<ExpenseList, Page<Expense>>("records.expense.list", .read)
+    /// `by`: `day` | `week` | `month` (default) | `year` | `category`.
+    public static let summary = Method<SummaryRequest, ExpenseSummary>("analytics.expense.summary", .read)
 }
 
 public enum ExpenseEvents {

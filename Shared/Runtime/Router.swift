@@ -115,13 +115,13 @@ public struct Router: Sendable {
         unlogged(method, kind: .ownWrite, access: access, maxBytes: maxBytes, handler)
     }
 
-    /// A read (or own-write) method of the contract: its name, kind, request and result
-    /// types come from Contracts.
+    /// A read method of the contract: its name, kind, request and result types come from
+    /// Contracts.
     public mutating func read<Body, Result>(
         _ method: Method<Body, Result>, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
         _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
     ) {
-        precondition(method.kind != .write, "\(method.name) is a write: register it with write(_:)")
+        precondition(method.kind == .read, "\(method.name) is a \(method.kind.rawValue): register it with write or ownWrite")
         unlogged(method.name, kind: method.kind, access: access, maxBytes: maxBytes, handler)
     }
 
@@ -132,6 +132,25 @@ public struct Router: Sendable {
     ) {
         precondition(method.kind == .write, "\(method.name) is a \(method.kind.rawValue): register it with read(_:)")
         write(method.name, access: access, maxBytes: maxBytes, handler)
+    }
+
+    /// A group-committed write of the contract with slow preparation outside the transaction.
+    public mutating func write<Body, Prepared: Sendable, Result>(
+        _ method: Method<Body, Result>, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
+        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result
+    ) {
+        precondition(method.kind == .write, "\(method.name) is a \(method.kind.rawValue): register it with read(_:)")
+        write(method.name, access: access, maxBytes: maxBytes, prepare: prepare, commit)
+    }
+
+    /// An own-write of the contract (its writes are its own, outside the group commit).
+    public mutating func ownWrite<Body, Result>(
+        _ method: Method<Body, Result>, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
+        _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
+    ) {
+        precondition(method.kind == .ownWrite, "\(method.name) is a \(method.kind.rawValue), not an own-write")
+        unlogged(method.name, kind: .ownWrite, access: access, maxBytes: maxBytes, handler)
     }
 
     private mutating func unlogged<Body: Decodable & Sendable, Result: Encodable & Sendable>(

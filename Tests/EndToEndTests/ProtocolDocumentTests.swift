@@ -210,6 +210,44 @@ extension ProtocolDocumentTests {
         try Self.check(ExpenseMethods.update, document: document)
         try Self.check(ExpenseMethods.delete, document: document)
         try Self.check(ExpenseMethods.list, document: document)
+        try Self.check(ExpenseMethods.summary, document: document)
+        // accounts (the operator's shard calls are described step by step, not in a body table)
+        try Self.check(AuthMethods.register, document: document)
+        try Self.check(AuthMethods.login, document: document)
+        try Self.check(AuthMethods.logout, document: document)
+        try Self.check(AuthMethods.whoami, document: document)
+        try Self.check(AuthMethods.settingsUpdate, document: document)
+        try Self.check(AuthMethods.passwordChange, document: document)
+        try Self.check(AuthMethods.accountDelete, document: document)
+        // time toward 10,000 hours
+        try Self.check(TimeMethods.activityAdd, document: document)
+        try Self.check(TimeMethods.activityGet, document: document)
+        try Self.check(TimeMethods.activityList, document: document)
+        try Self.check(TimeMethods.activityDelete, document: document)
+        try Self.check(TimeMethods.timeAdd, document: document)
+        try Self.check(TimeMethods.timeList, document: document)
+        try Self.check(TimeMethods.networth, document: document)
+        for timer in [
+            TimeMethods.timerGet, TimeMethods.timerStart, TimeMethods.timerPause, TimeMethods.timerResume,
+            TimeMethods.timerStop, TimeMethods.timerClear,
+        ] {
+            try Self.check(timer, document: document)
+        }
+        try Self.check(TimeMethods.timerSave, document: document)
+        try Self.check(TimeMethods.summary, document: document)
+        // attendance
+        try Self.check(AttendanceMethods.add, document: document)
+        try Self.check(AttendanceMethods.list, document: document)
+        try Self.check(AttendanceMethods.latest, document: document)
+        try Self.check(AttendanceMethods.delete, document: document)
+        try Self.check(AttendanceMethods.hours, document: document)
+        // the store
+        try Self.check(StoreMethods.items, document: document)
+        try Self.check(StoreMethods.info, document: document)
+        try Self.check(StoreMethods.wallet, document: document)
+        try Self.check(StoreMethods.buy, document: document)
+        try Self.check(StoreMethods.ledger, document: document)
+        try Self.check(StoreMethods.quote, document: document)
 
         Self.expectSame(
             Self.documentedFields(try Self.record(after: "#### Vehicle", in: document)), try Self.fields(Vehicle.self),
@@ -223,6 +261,16 @@ extension ProtocolDocumentTests {
         Self.expectSame(
             Self.documentedFields(try Self.record(after: "### Attendance", label: "Entry", in: document)),
             try Self.fields(AttendanceEntry.self), "the attendance entry")
+        Self.expectSame(
+            Self.documentedFields(try Self.record(after: "### Time toward 10,000 hours", label: "Activity", in: document)),
+            try Self.fields(Activity.self), "the activity record")
+        Self.expectSame(
+            Self.documentedFields(try Self.record(after: "### Time toward 10,000 hours", label: "Timer state", in: document)),
+            try Self.fields(TimerState.self), "the timer state")
+        let networth = try #require(Self.row(TimeMethods.networth.name, in: try Self.split(document).rest))
+        Self.expectSame(Self.documentedFields(networth[2]), try Self.fields(NetWorth.self), "the net worth")
+        let timeAdd = try #require(Self.row(TimeMethods.timeAdd.name, in: try Self.split(document).rest))
+        Self.expectSame(Self.documentedFields(timeAdd[2]), try Self.fields(TimeEntry.self), "the time entry")
         let rest = try Self.split(document).rest
         for (event, type) in [
             (FuelEvents.vehicleDeleted, VehicleDeleted.self), (FuelEvents.fillupDeleted, FillupDeleted.self),

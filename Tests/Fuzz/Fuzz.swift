@@ -55,9 +55,9 @@ final class Targets: Sendable {
         let weather = try WeatherFetcher(database: .inMemory, settings: weatherSettings, eventsEndpoint: nil, logger: logger)
         let analytics = try AnalyticsService(database: .inMemory, sessions: sessions, logger: logger)
         let storeHost = try ServiceHost(
-            descriptor: ServiceDescriptor(name: Store.name), database: .inMemory, migrator: Store.migrator,
+            descriptor: ServiceDescriptor(name: StoreService.name), database: .inMemory, migrator: StoreService.migrator,
             eventsEndpoint: nil, logger: logger)
-        let store = Store(host: storeHost, settings: StoreSettings(quotesURL: URL(string: "http://127.0.0.1:9")!))
+        let store = StoreService(host: storeHost, settings: StoreSettings(quotesURL: URL(string: "http://127.0.0.1:9")!))
         dispatchers = [
             auth.dispatcher, records, weather.host.dispatcher(router: weather.router(), sessions: sessions),
             analytics.dispatcher, storeHost.dispatcher(router: store.router(), sessions: sessions),

@@ -9,21 +9,23 @@ import Wire
 
 @Suite("store texts")
 struct StoreTextTests {
-    let items: [JSONValue] = [
-        ["id": "pencil", "name": "Sharpened Pencil", "priceCents": 500, "owned": false],
-        ["id": "notebook", "name": "Practice Notebook", "priceCents": 2000, "owned": false],
-        ["id": "metronome", "name": "Brass Metronome", "priceCents": 5000, "owned": true],
-        ["id": "masters-toolkit", "name": "Master's Toolkit", "priceCents": 200_000, "owned": false],
+    let items: [ItemView] = [
+        ItemView(id: "pencil", name: "Sharpened Pencil", description: "", priceCents: 500, owned: false, purchasedAt: nil),
+        ItemView(id: "notebook", name: "Practice Notebook", description: "", priceCents: 2000, owned: false, purchasedAt: nil),
+        ItemView(id: "metronome", name: "Brass Metronome", description: "", priceCents: 5000, owned: true, purchasedAt: nil),
+        ItemView(
+            id: "masters-toolkit", name: "Master's Toolkit", description: "", priceCents: 200_000, owned: false,
+            purchasedAt: nil),
     ]
 
     @Test("an item is named by id or name, case-insensitively, or by an unambiguous part")
     func match() throws {
-        #expect(try StoreText.match("pencil", in: items)["id"] == "pencil")
-        #expect(try StoreText.match("PENCIL", in: items)["id"] == "pencil")
-        #expect(try StoreText.match("brass metronome", in: items)["id"] == "metronome")
-        #expect(try StoreText.match("  Practice Notebook ", in: items)["id"] == "notebook")
-        #expect(try StoreText.match("metro", in: items)["id"] == "metronome", "a prefix of the id")
-        #expect(try StoreText.match("toolkit", in: items)["id"] == "masters-toolkit", "a part of the name")
+        #expect(try StoreText.match("pencil", in: items).id == "pencil")
+        #expect(try StoreText.match("PENCIL", in: items).id == "pencil")
+        #expect(try StoreText.match("brass metronome", in: items).id == "metronome")
+        #expect(try StoreText.match("  Practice Notebook ", in: items).id == "notebook")
+        #expect(try StoreText.match("metro", in: items).id == "metronome", "a prefix of the id")
+        #expect(try StoreText.match("toolkit", in: items).id == "masters-toolkit", "a part of the name")
     }
 
     @Test("no match is not_found listing the ids; several are invalid_argument listing them")
@@ -56,37 +58,44 @@ struct StoreTextTests {
 
     @Test("a ledger row says what it is about")
     func detail() {
-        let earning: JSONValue = ["kind": "earning", "durationMs": 3_723_000, "reference": "0196…"]
+        func entry(_ kind: String, durationMs: Int64?, reference: String) -> LedgerEntryView {
+            LedgerEntryView(
+                id: "l", kind: kind, amountCents: 0, durationMs: durationMs, balanceAfterCents: 0, netWorthAfterCents: 0,
+                reference: reference, at: Date(timeIntervalSince1970: 0))
+        }
+        let earning = entry("earning", durationMs: 3_723_000, reference: "0196…")
         #expect(StoreText.detail(earning) == "1:02:03 tracked")
-        let purchase: JSONValue = ["kind": "purchase", "reference": "pencil"]
+        let purchase = entry("purchase", durationMs: nil, reference: "pencil")
         #expect(StoreText.detail(purchase, names: ["pencil": "Sharpened Pencil"]) == "bought Sharpened Pencil")
         #expect(StoreText.detail(purchase) == "bought pencil")
     }
 
     @Test("the wallet explains cash = net worth − spent")
     func wallet() {
-        let text = StoreText.wallet(["netWorthCents": 6000, "netWorthMs": 216_000_000, "spentCents": 5000, "cashCents": 1000])
+        let text = StoreText.wallet(
+            WalletView(netWorthCents: 6000, netWorthMs: 216_000_000, spentCents: 5000, cashCents: 1000))
         #expect(text.contains("net worth:  $60.00  (60:00:00 tracked, all time)"), "\(text)")
         #expect(text.contains("spent:      $50.00"), "\(text)")
         #expect(text.contains("cash:       $10.00"), "\(text)")
         #expect(text.contains("cash = net worth − spent"))
-        #expect(StoreText.wallet([:]).contains("cash:       $0.00"))
+        #expect(
+            StoreText.wallet(WalletView(netWorthCents: 0, netWorthMs: 0, spentCents: 0, cashCents: 0))
+                .contains("cash:       $0.00"))
     }
 
     @Test("the intro is its text; a quote has its author, the attribution and 'new today' once")
     func quote() {
-        #expect(StoreText.quote(["kind": "intro", "text": "Welcome to Ten-Grand."]) == "Welcome to Ten-Grand.")
-        let quote: JSONValue = [
-            "kind": "quote", "text": "Well begun is half done.", "author": "Aristotle",
-            "attribution": "Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)", "isNew": true,
-            "day": "2026-05-02",
-        ]
+        #expect(StoreText.quote(QuoteResult(kind: "intro", text: "Welcome to Ten-Grand.")) == "Welcome to Ten-Grand.")
+        let quote = QuoteResult(
+            kind: "quote", text: "Well begun is half done.", author: "Aristotle",
+            attribution: "Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)", isNew: true,
+            day: "2026-05-02")
         let text = StoreText.quote(quote)
         #expect(text.hasPrefix("Quote of the day for 2026-05-02 (new today)\n"), "\(text)")
         #expect(text.contains("“Well begun is half done.”\n    — Aristotle"))
         #expect(text.hasSuffix("Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)"))
         var seen = quote
-        if case .object(var object) = seen { object["isNew"] = false; seen = .object(object) }
+        seen.isNew = false
         #expect(!StoreText.quote(seen).contains("new today"))
     }
 
@@ -96,7 +105,7 @@ struct StoreTextTests {
         #expect(StoreText.wrap("a verylongword b", width: 5) == "a\nverylongword\nb")
         #expect(StoreText.wrap("short\n\nnext", width: 80) == "short\n\nnext")
         let intro = String(repeating: "practice makes ", count: 30)
-        #expect(StoreText.quote(["kind": "intro", "text": .string(intro)]).split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(StoreText.quote(QuoteResult(kind: "intro", text: intro)).split(separator: "\n").allSatisfy { $0.count <= 80 })
     }
 
     @Test("the local time zone is sent only when it is a name the service can read")
@@ -189,9 +198,9 @@ struct AnalyticsTextTests {
     }
 
     @Test("expense summary: per currency, the inclusive last day, periods and the largest")
-    func expenses() {
-        let summary: JSONValue = [
-            "by": "month", "from": "2026-05-01", "to": "2026-06-01", "days": 31,
+    func expenses() throws {
+        let summary = try ([
+            "by": "month", "from": "2026-05-01", "to": "2026-06-01", "days": 31, "timeZone": "UTC",
             "currencies": [
                 [
                     "currency": "USD", "totalMinor": 5500, "count": 4, "averagePerDayMinor": 177.42,
@@ -199,22 +208,23 @@ struct AnalyticsTextTests {
                     "largest": [["id": "x", "name": "Dinner", "amountMinor": 3000, "date": "2026-05-03T12:00:00Z", "category": "food"]],
                 ]
             ],
-        ]
+        ] as JSONValue).decode(Contracts.ExpenseSummary.self)
         let text = ExpenseText.summary(summary)
         #expect(text.hasPrefix("USD: $55.00 in 4 expenses, 2026-05-01 to 2026-05-31 (31 days): $1.77 a day on average"), "\(text)")
         #expect(text.contains("MONTH    TOTAL   COUNT\n2026-05  $55.00  4"), "\(text)")
         #expect(text.contains("Dinner   $30.00  2026-05-03  food"), "\(text)")
         #expect(ExpenseText.csv(summary) == "currency,month,total,count\r\nUSD,2026-05,55.00,4\r\n")
-        #expect(ExpenseText.summary(["by": "month", "days": 0, "currencies": []]) == "no expenses in that range")
+        let none = Contracts.ExpenseSummary(by: "month", from: nil, to: nil, days: 0, currencies: [], timeZone: "UTC")
+        #expect(ExpenseText.summary(none) == "no expenses in that range")
     }
 
     @Test("attendance hours: per period, total, open entries named and not counted")
-    func hours() {
-        let hours: JSONValue = [
+    func hours() throws {
+        let hours = try ([
             "by": "day", "groups": [["key": "2026-05-04", "workedMs": 30_600_000, "hours": 8.5]],
-            "totalMs": 30_600_000, "totalHours": 8.5,
+            "totalMs": 30_600_000, "totalHours": 8.5, "timeZone": "UTC",
             "open": [["id": "e1", "kind": "arrival", "at": "2026-05-05T08:55:00Z", "reason": "still open: no departure yet"]],
-        ]
+        ] as JSONValue).decode(AttendanceHours.self)
         let text = AttendanceText.hours(hours, week: false)
         #expect(text.contains("DAY         WORKED  HOURS\n2026-05-04  8h 30m  8.50"), "\(text)")
         #expect(text.contains("total 8h 30m (8.50 h)"))

@@ -1,4 +1,5 @@
 // Ids, times and decoding errors: the small promises of the Wire module.
+import Contracts
 import Foundation
 import Testing
 import Wire
@@ -35,5 +36,28 @@ import Wire
         #expect(TimeValue.dollars(505) == "$5.05")
         #expect(TimeValue.dollars(123_456_789) == "$1,234,567.89")
         #expect(TimeValue.dollars(1_000_000) == "$10,000.00")
+    }
+
+    @Test("an activity, a net worth and analytics' summary show one worth for the same time, exactly")
+    func oneWorthEverywhere() throws {
+        let ms: Int64 = 5_400_000 + 18_000  // 1.5 h and 18 s: half a cent, floored
+        let worth = TimeWorth(ms)
+        #expect(worth.cents == 150 && worth.amount == "$1.50")
+        // 5,418,000 / 36,000,000,000 = 0.0001505: 0.0002 to 4 decimals, half away from zero
+        #expect(worth.progress == Decimal(string: "0.0002"))
+        let timer = TimerState(
+            activityId: "a", state: .idle, accumulatedMs: 0, runningSince: nil, startedAt: nil, elapsedMs: 0,
+            at: Date(timeIntervalSince1970: 0))
+        let activity = Activity(id: "a", name: "Chess", createdAt: Date(timeIntervalSince1970: 0), totalMs: ms, timer: timer)
+        let summary = ActivitySummary(
+            id: "a", name: "Chess", createdAt: Date(timeIntervalSince1970: 0), totalMs: ms, timer: .idle, timerElapsedMs: 0)
+        let netWorth = NetWorth(totalMs: ms)
+        #expect(TimeWorth(activity.totalMs) == worth)
+        #expect((activity.cents, activity.amount, activity.progress) == (worth.cents, worth.amount, worth.progress))
+        #expect((summary.cents, summary.amount, summary.progress) == (worth.cents, worth.amount, worth.progress))
+        #expect((netWorth.cents, netWorth.amount, netWorth.progress) == (worth.cents, worth.amount, worth.progress))
+        #expect(netWorth.goalCents == 1_000_000 && !summary.running)
+        // the exact decimal travels as JSON text, not through a binary fraction
+        #expect(String(decoding: try WireCoding.encode(netWorth), as: UTF8.self).contains("\"progress\":0.0002"))
     }
 }

@@ -1,5 +1,6 @@
 // Earning from records' events: exact cents from the total, duplicates change nothing, a
 // wiped store.sqlite replays to the same wallets and ledgers, corrections, user deletion.
+import Contracts
 import Foundation
 import GRDB
 import Logging

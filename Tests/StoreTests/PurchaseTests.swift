@@ -1,5 +1,6 @@
 // Buying: enough cash, not enough (shortfall named), already owned, idempotency keys,
 // concurrent buys that must never overspend, validation, and users kept apart.
+import Contracts
 import Foundation
 import GRDB
 import Runtime

@@ -1,6 +1,7 @@
 // The intro and the quote of the day, against a local stand-in for ZenQuotes: one fetch per
 // UTC day, the rate-limit body and outages fall back to bundled quotes without a fetch on
 // every call, `isNew` once per user per day, days counted in the user's time zone.
+import Contracts
 import Foundation
 import Runtime
 import StoreService

@@ -1,5 +1,6 @@
 // Test support: the store service in-process on an in-memory store.sqlite, a token → user
 // resolver, a settable clock, and crafted records/auth events.
+import Contracts
 import Foundation
 import GRDB
 import Logging
@@ -35,7 +36,7 @@ let unreachableQuotes = "http://127.0.0.1:9"
 
 struct StoreHarness {
     let host: ServiceHost
-    let store: Store
+    let store: StoreService
     let transport: InProcessTransport
     let clock: TestClock
     let records: DatabaseEventSink
@@ -50,10 +51,10 @@ struct StoreHarness {
         logger.logLevel = .critical
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: "store"), database: DatabaseSettings(path: path),
-            migrator: Store.migrator,
+            migrator: StoreService.migrator,
             eventsEndpoint: nil, logger: logger)
         let now = { @Sendable in clock.now }
-        store = Store(host: host, settings: StoreSettings(quotesURL: URL(string: quotesURL)!, clock: now))
+        store = StoreService(host: host, settings: StoreSettings(quotesURL: URL(string: quotesURL)!, clock: now))
         transport = InProcessTransport(host.dispatcher(router: store.router(), sessions: TestSessions()))
         self.clock = clock
         records = DatabaseEventSink(producer: "records", writer: host.database, handler: store.applyRecordsEvent)

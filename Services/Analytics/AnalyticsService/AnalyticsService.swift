@@ -184,13 +184,13 @@ public struct AnalyticsService: Sendable {
         router.read(FuelMethods.economy) { body, context in
             try await database.read { db in try FuelQueries.economy(db, userId: context.userId, body: body) }
         }
-        router.read("analytics.expense.summary") { (body: ExpenseSummaryBody, context) in
+        router.read(ExpenseMethods.summary) { body, context in
             try await database.read { db in try ExpenseQueries.summary(db, userId: context.userId, body: body) }
         }
-        router.read("analytics.attendance.hours") { (body: AttendanceHoursBody, context) in
+        router.read(AttendanceMethods.hours) { body, context in
             try await database.read { db in try AttendanceQueries.hours(db, userId: context.userId, body: body) }
         }
-        router.read("analytics.time.summary") { (_: Empty, context) in
+        router.read(TimeMethods.summary) { _, context in
             let at = now()
             return try await database.read { db in try TimeQueries.summary(db, userId: context.userId, now: at) }
         }

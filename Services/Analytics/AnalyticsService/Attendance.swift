@@ -127,46 +127,8 @@ enum AttendanceProjection {
 
 // MARK: Hours
 
-struct AttendanceHoursBody: Decodable, Sendable {
-    var by: String?
-    var from: String?
-    var to: String?
-}
-
-struct WorkedGroup: Codable, Sendable, Equatable {
-    /// `2026-05-10` or `2026-W19`.
-    var key: String
-    var workedMs: Int64
-    var hours: Decimal
-}
-
-struct OpenEntry: Codable, Sendable, Equatable {
-    var id: String
-    var kind: String
-    var at: Date
-    var reason: String
-}
-
-struct LatestEntry: Codable, Sendable, Equatable {
-    var id: String
-    var at: Date
-}
-
-struct AttendanceHours: Codable, Sendable, Equatable {
-    var by: String
-    var groups: [WorkedGroup]
-    var totalMs: Int64
-    var totalHours: Decimal
-    /// Entries in the range that have no partner (at most 100, newest first).
-    var open: [OpenEntry]
-    var latestArrival: LatestEntry?
-    var latestDeparture: LatestEntry?
-    /// The IANA zone the days are counted in (the user's, from auth).
-    var timeZone: String
-}
-
 enum AttendanceQueries {
-    static func hours(_ db: Database, userId: String, body: AttendanceHoursBody) throws -> AttendanceHours {
+    static func hours(_ db: Database, userId: String, body: SummaryRequest) throws -> AttendanceHours {
         let by = body.by ?? "day"
         guard by == "day" || by == "week", let period = Period(rawValue: by) else {
             throw ServiceError.invalid("by", "must be day or week (got \"\(by)\")")
@@ -199,10 +161,10 @@ enum AttendanceQueries {
                 ORDER BY at DESC, id DESC LIMIT 100
                 """, arguments: [userId, lowerMs, upperMs]
         ).map { row -> OpenEntry in
-            let kind: String = row["kind"]
+            let kind = AttendanceKind(rawValue: row["kind"]) ?? .arrival
             let id: String = row["id"]
             let reason =
-                kind == "departure"
+                kind == .departure
                 ? "departure without an arrival before it"
                 : (latest.newest == id ? "still open: no departure yet" : "arrival without a departure after it")
             return OpenEntry(id: id, kind: kind, at: Date(ms: row["at"]), reason: reason)

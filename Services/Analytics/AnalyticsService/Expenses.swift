@@ -88,55 +88,10 @@ enum ExpenseProjection {
 
 // MARK: Summary
 
-struct ExpenseSummaryBody: Decodable, Sendable {
-    var by: String?
-    var from: String?
-    var to: String?
-}
-
-struct ExpenseGroup: Codable, Sendable, Equatable {
-    /// `2026-05-10`, `2026-W19`, `2026-05`, `2026`, or the category (by category).
-    var key: String
-    /// The category when grouping by category (null: expenses without one).
-    var category: String?
-    var totalMinor: Int64
-    var count: Int
-}
-
-struct LargestExpense: Codable, Sendable, Equatable {
-    var id: String
-    var name: String
-    var amountMinor: Int64
-    var date: Date
-    var category: String?
-}
-
-struct CurrencySummary: Codable, Sendable, Equatable {
-    var currency: String
-    var totalMinor: Int64
-    var count: Int
-    /// Total over the days of the range (2 decimals, minor units).
-    var averagePerDayMinor: Decimal
-    var groups: [ExpenseGroup]
-    /// The five largest expenses in the range.
-    var largest: [LargestExpense]
-}
-
-struct ExpenseSummary: Codable, Sendable, Equatable {
-    var by: String
-    /// The days summarised: `from` inclusive, `to` exclusive (null when there is nothing).
-    var from: String?
-    var to: String?
-    var days: Int
-    var currencies: [CurrencySummary]
-    /// The IANA zone the days are counted in (the user's, from auth).
-    var timeZone: String
-}
-
 enum ExpenseQueries {
     static let groupings = Period.allCases.map(\.rawValue) + ["category"]
 
-    static func summary(_ db: Database, userId: String, body: ExpenseSummaryBody) throws -> ExpenseSummary {
+    static func summary(_ db: Database, userId: String, body: SummaryRequest) throws -> ExpenseSummary {
         let by = body.by ?? "month"
         guard groupings.contains(by) else {
             throw ServiceError.invalid("by", "must be one of \(groupings.joined(separator: ", ")) (got \"\(by)\")")
@@ -160,7 +115,7 @@ enum ExpenseQueries {
         for row in rows { byCurrency[row["currency"], default: []].append(row) }
         let currencies = try byCurrency.keys.sorted().map { currency -> CurrencySummary in
             let rows = byCurrency[currency]!
-            var groups: [String: ExpenseGroup] = [:]
+            var groups: [String: ExpenseSummaryGroup] = [:]
             var order: [String] = []
             // by category: "food" and "Food" are one group (as the list's filter folds case),
             // shown in the spelling most of its expenses use (ties: the earliest seen)
@@ -181,7 +136,7 @@ enum ExpenseQueries {
                 }
                 if groups[key] == nil {
                     order.append(key)
-                    groups[key] = ExpenseGroup(key: key, category: nil, totalMinor: 0, count: 0)
+                    groups[key] = ExpenseSummaryGroup(key: key, category: nil, totalMinor: 0, count: 0)
                 }
                 groups[key]!.totalMinor += row["totalMinor"] as Int64
                 groups[key]!.count += row["count"] as Int

@@ -77,39 +77,6 @@ enum TimeProjection {
 
 // MARK: Summary
 
-struct ActivitySummary: Codable, Sendable, Equatable {
-    var id: String
-    var name: String
-    var createdAt: Date
-    var totalMs: Int64
-    var cents: Int64
-    var amount: String
-    var progress: Decimal
-    /// idle | running | paused | stopped
-    var timer: String
-    var running: Bool
-    /// Time on the timer now (accumulated, plus the current run while running).
-    var timerElapsedMs: Int64
-}
-
-struct NetWorthSummary: Codable, Sendable, Equatable {
-    var totalMs: Int64
-    var cents: Int64
-    var amount: String
-    var goalMs: Int64
-    var progress: Decimal
-}
-
-struct TimeSummary: Codable, Sendable, Equatable {
-    /// Active activities, oldest first.
-    var activities: [ActivitySummary]
-    /// Every millisecond ever saved, deleted activities included.
-    var netWorth: NetWorthSummary
-    /// Ids of the activities whose timer is running.
-    var running: [String]
-    var at: Date
-}
-
 enum TimeQueries {
     static func summary(_ db: Database, userId: String, now: Date) throws -> TimeSummary {
         let rows = try Row.fetchAll(
@@ -120,24 +87,15 @@ enum TimeQueries {
                 WHERE a.userId = ? AND a.deleted = 0 ORDER BY a.createdAt, a.id
                 """, arguments: [userId])
         let activities = rows.map { row -> ActivitySummary in
-            let total: Int64 = row["totalMs"]
-            let state: String = row["state"] ?? "idle"
+            let state = TimerPhase(rawValue: (row["state"] as String?) ?? "") ?? .idle
             var elapsed: Int64 = row["accumulatedMs"] ?? 0
-            if state == "running", let since = row["runningSince"] as Int64? { elapsed += max(0, now.ms - since) }
-            let cents = TimeValue.cents(total)
+            if state == .running, let since = row["runningSince"] as Int64? { elapsed += max(0, now.ms - since) }
             return ActivitySummary(
-                id: row["id"], name: row["name"], createdAt: Date(ms: row["createdAt"]), totalMs: total, cents: cents,
-                amount: TimeValue.dollars(cents), progress: TimeValue.progress(total), timer: state, running: state == "running",
-                timerElapsedMs: elapsed)
+                id: row["id"], name: row["name"], createdAt: Date(ms: row["createdAt"]), totalMs: row["totalMs"],
+                timer: state, timerElapsedMs: elapsed)
         }
         let total =
             try Int64.fetchOne(db, cached: "SELECT totalMs FROM netWorth WHERE userId = ?", arguments: [userId]) ?? 0
-        let cents = TimeValue.cents(total)
-        return TimeSummary(
-            activities: activities,
-            netWorth: NetWorthSummary(
-                totalMs: total, cents: cents, amount: TimeValue.dollars(cents), goalMs: TimeValue.goalMs,
-                progress: TimeValue.progress(total)),
-            running: activities.filter(\.running).map(\.id), at: now)
+        return TimeSummary(activities: activities, netWorth: NetWorth(totalMs: total), at: now)
     }
 }

@@ -1,22 +1,15 @@
 // auth.account.delete: needs the password (throttled like a login); removes the user and
 // every session (ON DELETE CASCADE) and announces it: `session.revoked` so caches drop the
 // tokens, then `user.deleted` so every service purges the user's data.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
 
-struct AccountDeleteBody: Codable, Sendable {
-    var password: String
-}
-
-struct AccountDeleteResult: Codable, Sendable, Equatable {
-    var deleted: Bool
-}
-
 extension Handlers {
-    func prepareAccountDelete(_ body: AccountDeleteBody, _ context: RequestContext) async throws -> User {
+    func prepareAccountDelete(_ body: AccountDelete, _ context: RequestContext) async throws -> User {
         let user = try await currentUser(context)
         guard try await checkPassword(
             body.password, for: user, username: user.username, client: .session(context.principal?.sessionId ?? ""),
@@ -26,7 +19,7 @@ extension Handlers {
         return user
     }
 
-    func commitAccountDelete(_ user: User, _ context: RequestContext, _ db: Database) throws -> AccountDeleteResult {
+    func commitAccountDelete(_ user: User, _ context: RequestContext, _ db: Database) throws -> Deleted {
         let sessions = try Session.revokeAll(db, userId: user.id)
         try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user.id])
         guard db.changesCount == 1 else { throw DatabaseSessions.refused }
@@ -39,6 +32,6 @@ extension Handlers {
             data: AuthEvents.SessionRevoked(userId: user.id, sessionIds: sessions, reason: "account_deleted"), at: now)
         try Outbox.append(db, type: AuthEvents.userDeleted, userId: user.id, data: AuthEvents.UserDeleted(userId: user.id), at: now)
         context.logger.info("account deleted")
-        return AccountDeleteResult(deleted: true)
+        return Deleted()
     }
 }

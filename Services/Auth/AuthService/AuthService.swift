@@ -2,6 +2,7 @@
 // methods"). `AuthService` is what both the `auth` executable (through the runtime's
 // LogbookService) and the tests build: a ServiceHost with the auth schema, the routes below,
 // and a dispatcher whose `.user` methods resolve tokens from this database.
+import Contracts
 import Foundation
 import GRDB
 import Logging
@@ -73,17 +74,17 @@ struct Handlers: Sendable {
 
     func router(_ router: Router) -> Router {
         var router = router
-        router.write("auth.register", access: .public, prepare: prepareRegister, commitRegister)
+        router.write(AuthMethods.register, access: .public, prepare: prepareRegister, commitRegister)
         // Login writes twice (the attempt, then the session) around a slow password check,
         // so it manages its own writes instead of being one group-committed write.
-        router.ownWrite("auth.login", access: .public, login)
-        router.write("auth.logout", access: .user, logout)
-        router.read("auth.whoami", access: .user, whoami)
-        router.write("auth.settings.update", access: .user, updateSettings)
-        router.write("auth.password.change", access: .user, prepare: preparePasswordChange, commitPasswordChange)
-        router.write("auth.account.delete", access: .user, prepare: prepareAccountDelete, commitAccountDelete)
-        router.read("auth.shard.get", access: .public, shardGet)
-        router.write("auth.shard.set", access: .public, shardSet)
+        router.ownWrite(AuthMethods.login, access: .public, login)
+        router.write(AuthMethods.logout, access: .user, logout)
+        router.read(AuthMethods.whoami, access: .user, whoami)
+        router.write(AuthMethods.settingsUpdate, access: .user, updateSettings)
+        router.write(AuthMethods.passwordChange, access: .user, prepare: preparePasswordChange, commitPasswordChange)
+        router.write(AuthMethods.accountDelete, access: .user, prepare: prepareAccountDelete, commitAccountDelete)
+        router.read(AuthMethods.shardGet, access: .public, shardGet)
+        router.write(AuthMethods.shardSet, access: .public, shardSet)
         return router
     }
 

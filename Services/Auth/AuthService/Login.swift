@@ -3,35 +3,16 @@
 // hash); repeated failures are throttled per username, or per device for a client that
 // presents a device token from an earlier login, and globally for unknown clients
 // (LoginFailures). Every successful login answers with a device token.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Wire
 
-struct LoginBody: Codable, Sendable {
-    var username: String
-    var password: String
-    /// The token an earlier successful login on this device answered with.
-    var deviceToken: String?
-}
-
-struct LoginResult: Codable, Sendable {
-    /// Shown once; only its SHA-256 is stored.
-    var token: String
-    var userId: String
-    var username: String
-    var sessionId: String
-    var expiresAt: Date
-    /// This device's token: the one presented if it was known, else a new one. Shown once.
-    var deviceToken: String
-    /// The user's records shard.
-    var shard: Int
-}
-
 extension Handlers {
     static let wrongCredentials = ServiceError(.unauthenticated, "wrong username or password")
 
-    func login(_ body: LoginBody, _ context: RequestContext) async throws -> LoginResult {
+    func login(_ body: LoginRequest, _ context: RequestContext) async throws -> LoginResult {
         let username = body.username.lowercased()
         // A name no account can have is neither looked up nor counted, but costs the same hash.
         guard AccountRules.isValidUsername(username) else {

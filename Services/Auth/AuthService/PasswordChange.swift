@@ -1,19 +1,11 @@
 // auth.password.change: needs the current password (throttled like a login), then stores
 // the new hash and revokes every other session of the user; the calling session stays.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
-
-struct PasswordChangeBody: Codable, Sendable {
-    var currentPassword: String
-    var newPassword: String
-}
-
-struct PasswordChangeResult: Codable, Sendable, Equatable {
-    var revokedSessions: Int
-}
 
 extension Handlers {
     struct NewPassword: Sendable {
@@ -21,7 +13,7 @@ extension Handlers {
         var hash: String
     }
 
-    func preparePasswordChange(_ body: PasswordChangeBody, _ context: RequestContext) async throws -> NewPassword {
+    func preparePasswordChange(_ body: PasswordChange, _ context: RequestContext) async throws -> NewPassword {
         try AccountRules.password(body.newPassword, field: "newPassword")
         let user = try await currentUser(context)
         guard try await checkPassword(

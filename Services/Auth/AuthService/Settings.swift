@@ -2,28 +2,18 @@
 // zone every service counts days, weeks and months in. The change and its
 // `user.settings.changed` event commit together; session caches elsewhere drop the user's
 // cached principal on the event, and analytics recounts the user's days in the new zone.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
 import Storage
 import Wire
 
-struct SettingsUpdateBody: Codable, Sendable {
-    var timeZone: String?
-}
-
-struct SettingsResult: Codable, Sendable, Equatable {
-    var timeZone: String
-    /// False when the zone was already this one (nothing written, no event).
-    var changed: Bool
-}
-
 extension Handlers {
-    func updateSettings(_ body: SettingsUpdateBody, _ context: RequestContext, _ db: Database) throws
+    func updateSettings(_ body: SettingsUpdate, _ context: RequestContext, _ db: Database) throws
         -> SettingsResult
     {
-        guard let name = body.timeZone else { throw ServiceError.invalid("timeZone", "is required") }
-        let zone = try AccountRules.timeZone(name)!
+        let zone = try AccountRules.timeZone(body.timeZone)!
         let userId = context.userId
         guard let user = try User.find(db, id: userId) else { throw DatabaseSessions.refused }
         guard user.timeZone != zone else { return SettingsResult(timeZone: zone, changed: false) }

@@ -4,6 +4,7 @@
 // operator's (`logbook shard move`): open to members of the stack only (their stack key in
 // the body). A set publishes `user.shard.changed`, which evicts the user's cached sessions
 // in every service (SessionCache.swift).
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -30,39 +31,8 @@ enum ShardCounts {
     }
 }
 
-struct ShardGetBody: Codable, Sendable {
-    var stackKey: String?
-    /// The account to look up; absent: only the counts.
-    var username: String?
-}
-
-struct ShardGetResult: Codable, Sendable, Equatable {
-    struct Count: Codable, Sendable, Equatable {
-        var shard: Int
-        var users: Int
-    }
-    var userId: String?
-    var username: String?
-    var shard: Int?
-    /// Accounts per shard, 1…LOGBOOK_RECORDS_SHARDS (and any shard still holding users beyond).
-    var shards: [Count]
-}
-
-struct ShardSetBody: Codable, Sendable {
-    var stackKey: String?
-    var userId: String
-    /// The shard the caller believes the user is on: refused when it is not (a second move).
-    var from: Int
-    var shard: Int
-}
-
-struct ShardSetResult: Codable, Sendable, Equatable {
-    var userId: String
-    var shard: Int
-}
-
 extension Handlers {
-    func shardGet(_ body: ShardGetBody, _ context: RequestContext) async throws -> ShardGetResult {
+    func shardGet(_ body: ShardGetRequest, _ context: RequestContext) async throws -> ShardGetResult {
         try StackMember.require(body.stackKey)
         let shards = configuration.recordsShards
         return try await database.read { db in
@@ -81,7 +51,7 @@ extension Handlers {
         }
     }
 
-    func shardSet(_ body: ShardSetBody, _ context: RequestContext, _ db: Database) throws -> ShardSetResult {
+    func shardSet(_ body: ShardSetRequest, _ context: RequestContext, _ db: Database) throws -> ShardSetResult {
         try StackMember.require(body.stackKey)
         guard (1...configuration.recordsShards).contains(body.shard) else {
             throw ServiceError.invalid("shard", "must be a shard from 1 to \(configuration.recordsShards)")

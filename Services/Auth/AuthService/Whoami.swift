@@ -1,19 +1,9 @@
 // auth.whoami: who the token belongs to. Other services call it through their SessionCache
 // to validate a token, decoding the result as a `Principal`.
+import Contracts
 import Foundation
 import Runtime
 import Wire
-
-struct WhoamiResult: Codable, Sendable, Equatable {
-    var userId: String
-    var username: String
-    var sessionId: String
-    var email: String?
-    var createdAt: Date
-    var timeZone: String
-    /// The user's records shard: where their records calls go (docs/protocol.md, "Shards").
-    var shard: Int
-}
 
 extension Handlers {
     func whoami(_ body: Empty, _ context: RequestContext) async throws -> WhoamiResult {

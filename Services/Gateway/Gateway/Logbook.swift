@@ -21,7 +21,7 @@ public struct Logbook: AsyncParsableCommand {
             Register.self, Login.self, Logout.self, Whoami.self, SettingsGroup.self, Passwd.self, DeleteAccount.self,
             Dashboard.self, Sync.self,
             CarGroup.self, FillupGroup.self, CatchGroup.self, ExpenseGroup.self, AttendGroup.self,
-            ActivityGroup.self, TimerGroup.self, NetWorth.self,
+            ActivityGroup.self, TimerGroup.self, NetWorthCommand.self,
             StoreGroup.self, WalletCommand.self, QuoteCommand.self, FuelGroup.self, Suggest.self,
             ImportGroup.self, ExportCommand.self,
             Status.self, Call.self, ProbeCommand.self, Stack.self, Keys.self, BackupCommand.self, RestoreCommand.self,

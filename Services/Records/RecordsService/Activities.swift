@@ -10,58 +10,10 @@ import Storage
 import Wire
 
 
-struct Activity: Codable, Sendable, Equatable {
-    var id: String
-    var name: String
-    var createdAt: Date
-    /// All time saved to this activity.
-    var totalMs: Int64
-    /// `totalMs` as money: 1 hour = 100 cents.
-    var cents: Int64
-    var amount: String
-    /// Share of the 10,000-hour goal reached (`TimeValue.progress`).
-    var progress: Decimal
-    /// The activity's timer (state `idle` when it has none): the list's running marker.
-    var timer: TimerState
-
+extension Activity {
     init(_ row: ActivityRow, totalMs: Int64, timer: TimerState) {
-        id = row.id
-        name = row.name
-        createdAt = Date(ms: row.createdAt)
-        self.totalMs = totalMs
-        cents = TimeValue.cents(totalMs)
-        amount = TimeValue.dollars(cents)
-        progress = TimeValue.progress(totalMs)
-        self.timer = timer
+        self.init(id: row.id, name: row.name, createdAt: Date(ms: row.createdAt), totalMs: totalMs, timer: timer)
     }
-}
-
-struct ActivityAdd: Decodable, Sendable {
-    var name: String
-}
-
-struct TimeEntry: Codable, Sendable, Equatable {
-    var id: String
-    var activityId: String
-    var durationMs: Int64
-    var startedAt: Date
-    var savedAt: Date
-
-    init(id: String, activityId: String, durationMs: Int64, startedAt: Date, savedAt: Date) {
-        self.id = id
-        self.activityId = activityId
-        self.durationMs = durationMs
-        self.startedAt = startedAt
-        self.savedAt = savedAt
-    }
-}
-
-/// `records.time.add`: time practised without the timer.
-struct TimeAdd: Decodable, Sendable {
-    var activityId: String
-    var durationMs: Int64
-    /// When the practice began; default: `durationMs` before now.
-    var startedAt: Date?
 }
 
 extension TimeEntry {
@@ -77,25 +29,9 @@ extension TimeEntry {
     }
 }
 
-struct TimeList: Decodable, Sendable {
-    var activityId: String
-    var cursor: String?
-    var limit: Int?
-}
-
-struct NetWorth: Codable, Sendable, Equatable {
-    /// Every millisecond ever saved, deleted activities included.
-    var totalMs: Int64
-    var cents: Int64
-    var amount: String
-    var goalMs: Int64
-    var goalCents: Int64
-    var progress: Decimal
-}
-
 extension Records {
     func registerActivities(_ router: inout Router) {
-        router.write("records.activity.add") { (body: ActivityAdd, context, db) in
+        router.write(TimeMethods.activityAdd) { body, context, db in
             let at = now()
             let name = try requiredText(body.name, "name", max: 60)
             if try !ActivityRow.active(of: context.userId).filter(sql: "name = ? COLLATE NOCASE", arguments: [name])
@@ -111,12 +47,12 @@ extension Records {
             return try activity(db, userId: context.userId, id: id, now: at)
         }
 
-        router.read("records.activity.get") { (body: IdBody, context) in
+        router.read(TimeMethods.activityGet) { body, context in
             let at = now()
             return try await database.read { db in try activity(db, userId: context.userId, id: body.id, now: at) }
         }
 
-        router.read("records.activity.list") { (body: ListBody, context) in
+        router.read(TimeMethods.activityList) { body, context in
             let limit = try Pagination.limit(body.limit)
             let cursor = try Cursor.decode(body.cursor, sort: "created")
             let at = now()
@@ -136,7 +72,7 @@ extension Records {
             }
         }
 
-        router.write("records.activity.delete") { (body: IdBody, context, db) in
+        router.write(TimeMethods.activityDelete) { body, context, db in
             let at = now()
             let found = try activity(db, userId: context.userId, id: body.id, now: at)
             // Its timer goes with it; its saved time stays (net worth never drops).
@@ -151,7 +87,7 @@ extension Records {
 
         // Time practised away from the timer (a lesson, a forgotten start), as a time
         // tracker's manual entry. At most a day per entry, ending no later than now.
-        router.write("records.time.add") { (body: TimeAdd, context, db) in
+        router.write(TimeMethods.timeAdd) { body, context, db in
             let at = now()
             _ = try activeActivityName(db, userId: context.userId, id: body.activityId, field: "activityId")
             try require(
@@ -186,7 +122,7 @@ extension Records {
             return entry
         }
 
-        router.read("records.time.list") { (body: TimeList, context) in
+        router.read(TimeMethods.timeList) { body, context in
             let limit = try Pagination.limit(body.limit)
             let cursor = try Cursor.decode(body.cursor, sort: "saved")
             return try await database.read { db in
@@ -202,14 +138,8 @@ extension Records {
             }
         }
 
-        router.read("records.networth") { (_: Empty, context) in
-            try await database.read { db in
-                let total = try TimeEntryRow.totalMs(db, userId: context.userId)
-                let cents = TimeValue.cents(total)
-                return NetWorth(
-                    totalMs: total, cents: cents, amount: TimeValue.dollars(cents), goalMs: TimeValue.goalMs, goalCents: TimeValue.cents(TimeValue.goalMs),
-                    progress: TimeValue.progress(total))
-            }
+        router.read(TimeMethods.networth) { _, context in
+            try await database.read { db in NetWorth(totalMs: try TimeEntryRow.totalMs(db, userId: context.userId)) }
         }
     }
 

@@ -8,26 +8,10 @@ import Runtime
 import Storage
 import Wire
 
-struct AttendanceAdd: Decodable, Sendable {
-    var kind: AttendanceKind
-    var at: Date?
-    var latitude: Double?
-    var longitude: Double?
-    var accuracy: Double?
-    var source: AttendanceSource
-    var note: String?
-    var correction: Bool?
-}
-
-struct AttendanceLatest: Codable, Sendable, Equatable {
-    var arrival: AttendanceEntry?
-    var departure: AttendanceEntry?
-}
-
 
 extension Records {
     func registerAttendance(_ router: inout Router) {
-        router.write("records.attendance.add") { (body: AttendanceAdd, context, db) in
+        router.write(AttendanceMethods.add) { body, context, db in
             let now = self.now()
             var entry = AttendanceEntry(
                 id: ID.make(at: now), kind: body.kind, at: now, source: body.source, createdAt: now)
@@ -61,7 +45,7 @@ extension Records {
             return entry
         }
 
-        router.read("records.attendance.list") { (body: ListBody, context) in
+        router.read(AttendanceMethods.list) { body, context in
             let limit = try Pagination.limit(body.limit)
             let cursor = try Cursor.decode(body.cursor, sort: "at")
             return try await database.read { db in
@@ -76,7 +60,7 @@ extension Records {
             }
         }
 
-        router.read("records.attendance.latest") { (_: Empty, context) in
+        router.read(AttendanceMethods.latest) { _, context in
             try await database.read { db in
                 func latest(_ kind: AttendanceKind) throws -> AttendanceEntry? {
                     try AttendanceRow.owned(by: context.userId).filter(AttendanceRow.Columns.kind == kind.rawValue)
@@ -86,7 +70,7 @@ extension Records {
             }
         }
 
-        router.write("records.attendance.delete") { (body: IdBody, context, db) in
+        router.write(AttendanceMethods.delete) { body, context, db in
             guard let entry = try AttendanceRow.find(db, userId: context.userId, id: body.id)?.entry else {
                 throw notFound("attendance entry", body.id)
             }

@@ -59,19 +59,10 @@ extension TimerState {
     }
 }
 
-struct TimerBody: Decodable, Sendable {
-    var activityId: String
-}
-
-struct TimeSaved: Codable, Sendable, Equatable {
-    var entry: TimeEntry
-    var timer: TimerState
-}
-
 
 extension Records {
     func registerTimer(_ router: inout Router) {
-        router.read("records.timer.get") { (body: TimerBody, context) in
+        router.read(TimeMethods.timerGet) { body, context in
             let at = now()
             return try await database.read { db in
                 _ = try activeActivityName(db, userId: context.userId, id: body.activityId, field: "activityId")
@@ -79,7 +70,7 @@ extension Records {
             }
         }
 
-        router.write("records.timer.start") { (body: TimerBody, context, db) in
+        router.write(TimeMethods.timerStart) { body, context, db in
             try move(db, context, body) { timer, name, at in
                 switch timer.state {
                 case .idle:
@@ -93,7 +84,7 @@ extension Records {
             }
         }
 
-        router.write("records.timer.pause") { (body: TimerBody, context, db) in
+        router.write(TimeMethods.timerPause) { body, context, db in
             try move(db, context, body) { timer, name, at in
                 switch timer.state {
                 case .running:
@@ -107,7 +98,7 @@ extension Records {
             }
         }
 
-        router.write("records.timer.resume") { (body: TimerBody, context, db) in
+        router.write(TimeMethods.timerResume) { body, context, db in
             try move(db, context, body) { timer, name, at in
                 switch timer.state {
                 case .paused:
@@ -120,7 +111,7 @@ extension Records {
             }
         }
 
-        router.write("records.timer.stop") { (body: TimerBody, context, db) in
+        router.write(TimeMethods.timerStop) { body, context, db in
             try move(db, context, body) { timer, name, at in
                 switch timer.state {
                 case .running, .paused:
@@ -133,14 +124,14 @@ extension Records {
             }
         }
 
-        router.write("records.timer.clear") { (body: TimerBody, context, db) in
+        router.write(TimeMethods.timerClear) { body, context, db in
             try move(db, context, body) { timer, name, at in
                 guard timer.state != .idle else { throw refused("nothing to clear: the timer of \(name) is idle") }
                 timer = .idle(timer.activityId, now: at)
             }
         }
 
-        router.write("records.timer.save") { (body: TimerBody, context, db) in
+        router.write(TimeMethods.timerSave) { body, context, db in
             let at = now()
             let name = "\"\(try activeActivityName(db, userId: context.userId, id: body.activityId, field: "activityId"))\""
             let timer = try TimerState.load(db, userId: context.userId, activityId: body.activityId, now: at)
@@ -163,7 +154,7 @@ extension Records {
     /// Loads the timer of the caller's active activity, applies `change`, stores it and
     /// emits one `timer.changed`.
     private func move(
-        _ db: Database, _ context: RequestContext, _ body: TimerBody,
+        _ db: Database, _ context: RequestContext, _ body: TimerRequest,
         _ change: (inout TimerState, _ activityName: String, _ at: Date) throws -> Void
     ) throws -> TimerState {
         let at = now()

@@ -2,6 +2,7 @@
 // one ledger row carrying the cash and net worth after it, so the ledger alone explains the
 // wallet. Earnings and corrections come from records' events (and therefore replay to the
 // same rows); purchases come from `store.buy`.
+import Contracts
 import Foundation
 import GRDB
 import Storage
@@ -30,6 +31,14 @@ struct WalletState: Sendable, Equatable {
                 ON CONFLICT(userId) DO UPDATE SET earnedMs = excluded.earnedMs, spentCents = excluded.spentCents
                 """,
             arguments: [userId, earnedMs, spentCents])
+    }
+}
+
+extension WalletView {
+    init(_ state: WalletState) {
+        self.init(
+            netWorthCents: state.netWorthCents, netWorthMs: state.earnedMs, spentCents: state.spentCents,
+            cashCents: state.cashCents)
     }
 }
 

@@ -46,9 +46,9 @@ public struct StoreSettings: Sendable {
 
 /// Its state comes from every records shard's `time.*` events (each shard with its own
 /// checkpoint) and auth's `user.deleted`.
-extension Store: LogbookService {
+extension StoreService: LogbookService {
     public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
-        let store = Store(host: host, settings: try StoreSettings(configuration: configuration))
+        let store = StoreService(host: host, settings: try StoreSettings(configuration: configuration))
         return ServiceAssembly(
             router: store.router(),
             subscriptions: [
@@ -58,7 +58,7 @@ extension Store: LogbookService {
     }
 }
 
-public final class Store: Sendable {
+public final class StoreService: Sendable {
     public static let name = "store"
     public static let attribution = "Inspirational quotes provided by ZenQuotes API (https://zenquotes.io)"
 
@@ -79,20 +79,18 @@ public final class Store: Sendable {
     public func router() -> Router {
         var router = host.makeRouter()
         let clock = settings.clock
-        router.read("store.items") { (_: Empty, context) in try await self.items(userId: context.userId) }
-        router.read("store.info") { (_: Empty, _) in Self.info }
-        router.read("store.wallet") { (_: Empty, context) in
+        router.read(StoreMethods.items) { _, context in try await self.items(userId: context.userId) }
+        router.read(StoreMethods.info) { _, _ in Self.info }
+        router.read(StoreMethods.wallet) { _, context in
             try await self.host.database.read { db in WalletView(try WalletState.load(db, userId: context.userId)) }
         }
-        router.read("store.ledger") { (body: LedgerRequest, context) in
-            try await self.ledger(body, userId: context.userId)
-        }
-        router.write("store.buy") { (body: BuyRequest, context, db) in
+        router.read(StoreMethods.ledger) { body, context in try await self.ledger(body, userId: context.userId) }
+        router.write(StoreMethods.buy) { body, context, db in
             let itemId = body.itemId.trimmingCharacters(in: .whitespaces)
             guard !itemId.isEmpty else { throw ServiceError.invalid("itemId", "must not be empty") }
             return try Ledger.buy(db, userId: context.userId, itemId: itemId, at: clock())
         }
-        router.ownWrite("store.quote") { (body: QuoteRequest, context) in
+        router.ownWrite(StoreMethods.quote) { body, context in
             try await self.quote(body, userId: context.userId, accountZone: context.principal?.timeZone)
         }
         return router
@@ -133,7 +131,7 @@ public final class Store: Sendable {
             text: "Your time is your money. " + rules.joined(separator: " "), centsPerHour: 100)
     }()
 
-    func ledger(_ body: LedgerRequest, userId: String) async throws -> LedgerResult {
+    func ledger(_ body: ListBody, userId: String) async throws -> LedgerResult {
         let limit = body.limit ?? 50
         guard (1...200).contains(limit) else {
             throw ServiceError.invalid("limit", "must be between 1 and 200 (got \(limit))")
@@ -243,7 +241,7 @@ public final class Store: Sendable {
                 return skip(event, because: "durationMs must be 0…\(Self.maxEntryMs) and id must not be empty")
             }
             try Ledger.earn(db, userId: userId, entryId: saved.id, durationMs: saved.durationMs, savedAt: saved.savedAt)
-        case "time.deleted":
+        case TimeEvents.timeDeleted:
             guard let userId = event.userId else { return skip(event, because: "no userId") }
             guard let deleted = decode(TimeDeleted.self, event) else { return }
             try Ledger.correct(db, userId: userId, entryId: deleted.id, at: event.at)
@@ -256,8 +254,8 @@ public final class Store: Sendable {
 
     /// auth's events: `user.deleted` purges everything the store knows about the user.
     public func applyAuthEvent(_ db: Database, _ event: Event) throws {
-        guard event.type == "user.deleted" else { return }
-        guard let userId = (try? event.decode(UserDeleted.self))?.userId ?? event.userId else {
+        guard event.type == AuthEvents.userDeleted else { return }
+        guard let userId = (try? event.decode(AuthEvents.UserDeleted.self))?.userId ?? event.userId else {
             skip(event, because: "no userId")
             return
         }

@@ -3,4 +3,4 @@
 import Runtime
 import StoreService
 
-await ServiceMain.run(Store.self)
+await ServiceMain.run(StoreService.self)

@@ -2,6 +2,7 @@
 // delete-account. Passwords come from a no-echo prompt or `--password-stdin`; the session
 // token is saved by `SessionStore` and never printed.
 import ArgumentParser
+import Contracts
 import Foundation
 import Wire
 
@@ -19,17 +20,14 @@ enum Account {
     /// Logs in, saves the session and returns it.
     static func login(_ context: Context, username: String, password: String) async throws -> Session {
         let devices = DeviceStore(context.sessions)
-        var body: [String: JSONValue] = ["username": .string(username), "password": .string(password)]
-        if let device = devices.token(for: username) { body["deviceToken"] = .string(device) }
-        let result = try await context.send("auth", "auth.login", body: .object(body), caller: .anonymous, write: true)
-        let session: Session
-        do {
-            session = try result.decode(Session.self)
-        } catch {
-            throw ServiceError(.internal, "auth.login answered without a session: \(result.jsonText)")
-        }
+        let result = try await AuthMethods.login.call(
+            context, LoginRequest(username: username, password: password, deviceToken: devices.token(for: username)),
+            caller: .anonymous)
+        let session = Session(
+            token: result.token, userId: result.userId, username: result.username, sessionId: result.sessionId,
+            expiresAt: WireTime.format(result.expiresAt), shard: result.shard)
         try context.sessions.save(session)
-        if let device = result["deviceToken"]?.stringValue { try devices.save(device, for: username) }
+        try devices.save(result.deviceToken, for: username)
         return session
     }
 
@@ -92,15 +90,13 @@ struct Register: GatewayCommand {
     func execute(_ context: Context) async throws {
         let username = try Account.username(username)
         let secret = password.fromStdin ? try Prompt.stdinLine("the password") : try Prompt.newSecret()
-        var body: [String: JSONValue] = ["username": .string(username), "password": .string(secret)]
-        if let email { body["email"] = .string(email) }
         // the account's days are this machine's (`logbook settings time-zone` changes them)
-        if let zone = timeZone ?? Account.localZone(context.environment) { body["timeZone"] = .string(zone) }
-        let user = try await context.send("auth", "auth.register", body: .object(body), caller: .anonymous, write: true)
+        let request = RegisterRequest(
+            username: username, password: secret, email: email,
+            timeZone: timeZone ?? Account.localZone(context.environment))
+        let user = try await AuthMethods.register.call(context, request, caller: .anonymous)
         let session = try await Account.login(context, username: username, password: secret)
-        if !context.json {
-            Output.line("registered \(Output.cell(user["username"])) (user id \(Output.cell(user["userId"]))) and logged in")
-        }
+        if !context.json { Output.line("registered \(user.username) (user id \(user.userId)) and logged in") }
         // Seed 002: "do you want to sync all your data into this new account?"
         let local = context.waiting(owner: LocalStore.anonymous).total
         var claim = claimLocal ?? false
@@ -133,7 +129,7 @@ struct Register: GatewayCommand {
         }
         if context.json {
             Output.json([
-                "user": user, "session": Account.describe(session), "localRecords": .number(Double(local)),
+                "user": try JSONValue.from(user), "session": Account.describe(session), "localRecords": .number(Double(local)),
                 "claimed": claimed,
             ])
         }
@@ -201,7 +197,7 @@ struct Logout: GatewayCommand {
         }
         var note = ""
         do {
-            _ = try await context.send("auth", "auth.logout", caller: .token(session.token), write: true)
+            _ = try await AuthMethods.logout.call(context, caller: .token(session.token))
         } catch let error as ServiceError where error.code == .unauthenticated {
             note = " (the session had already ended)"
         } catch let error as ServiceError where Context.isUnreachable(error.code) {
@@ -227,13 +223,12 @@ struct Whoami: GatewayCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(_ context: Context) async throws {
-        try await context.perform("auth", "auth.whoami") { user in
+        try await AuthMethods.whoami.perform(context) { user in
             Output.fields(
                 [
-                    ("username", Output.cell(user["username"])), ("user id", Output.cell(user["userId"])),
-                    ("email", Output.cell(user["email"])), ("created", Output.cell(user["createdAt"])),
-                    ("time zone", Output.cell(user["timeZone"])), ("session", Output.cell(user["sessionId"])),
-                    ("records shard", Output.cell(user["shard"])),
+                    ("username", user.username), ("user id", user.userId), ("email", user.email ?? "-"),
+                    ("created", WireTime.format(user.createdAt)), ("time zone", user.timeZone),
+                    ("session", user.sessionId), ("records shard", String(user.shard)),
                 ])
         }
     }
@@ -275,14 +270,13 @@ struct SettingsTimeZone: GatewayCommand {
             name = here
         }
         guard let name else {
-            try await context.perform("auth", "auth.whoami") { user in "time zone \(Output.cell(user["timeZone"]))" }
+            try await AuthMethods.whoami.perform(context) { user in "time zone \(user.timeZone)" }
             return
         }
-        try await context.perform("auth", "auth.settings.update", body: ["timeZone": .string(name)], write: true) {
-            result in
-            result["changed"]?.boolValue == false
-                ? "time zone is already \(Output.cell(result["timeZone"]))"
-                : "time zone set to \(Output.cell(result["timeZone"])); days, weeks and months are counted there now"
+        try await AuthMethods.settingsUpdate.perform(context, SettingsUpdate(timeZone: name)) { result in
+            result.changed
+                ? "time zone set to \(result.timeZone); days, weeks and months are counted there now"
+                : "time zone is already \(result.timeZone)"
         }
     }
 }
@@ -306,11 +300,8 @@ struct Passwd: GatewayCommand {
             current = try Prompt.secret("Current password: ")
             new = try Prompt.newSecret("New password: ")
         }
-        try await context.perform(
-            "auth", "auth.password.change",
-            body: ["currentPassword": .string(current), "newPassword": .string(new)], write: true
-        ) { result in
-            "password changed; \(Output.cell(result["revokedSessions"])) other session(s) logged out"
+        try await AuthMethods.passwordChange.perform(context, PasswordChange(currentPassword: current, newPassword: new)) {
+            result in "password changed; \(result.revokedSessions) other session(s) logged out"
         }
     }
 }
@@ -332,7 +323,7 @@ struct DeleteAccount: GatewayCommand {
             }
         }
         let secret = password.fromStdin ? try Prompt.stdinLine("the password") : try Prompt.secret("Password: ")
-        _ = try await context.send("auth", "auth.account.delete", body: ["password": .string(secret)], write: true)
+        _ = try await AuthMethods.accountDelete.call(context, AccountDelete(password: secret))
         try context.sessions.delete()
         try? DeviceStore(context.sessions).forget(session.username)
         if context.json { Output.json(["deleted": true]) } else { Output.line("deleted account \(session.username)") }

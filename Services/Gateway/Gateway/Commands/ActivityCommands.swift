@@ -1,6 +1,7 @@
 // `logbook activity add|list|delete|log|add-time` and `logbook networth`: time toward 10,000
 // hours, shown as money (1 hour = $1.00; seed 004). The timer's commands: TimerCommands.swift.
 import ArgumentParser
+import Contracts
 import Foundation
 import Wire
 
@@ -16,6 +17,9 @@ enum Activities {
         }
     }
 
+    /// The id of an activity `Resolve.activity` found (the service's, or a local one offline).
+    static func id(_ activity: JSONValue) -> String { activity["id"]?.stringValue ?? "" }
+
     static func progress(_ value: JSONValue) -> String {
         TimeText.progress(value["progress"]?.doubleValue ?? Double(value["totalMs"]?.int64Value ?? 0) / Double(TimeValue.goalMs))
     }
@@ -24,13 +28,13 @@ enum Activities {
     /// new total less the floor of the old: TimeValue.earned), from the net worth records
     /// now holds; the entry's own floor when that cannot be read.
     static func earned(_ context: Context, _ ms: Int64) async -> String {
-        guard let total = try? await context.send("records", "records.networth")["totalMs"]?.int64Value, total >= ms
+        guard let total = try? await TimeMethods.networth.call(context).totalMs, total >= ms
         else { return Money.format(TimeValue.cents(ms)) }
         return Money.format(TimeValue.earned(ms, totalAfterMs: total))
     }
 
-    static func describeTimer(_ name: String, _ timer: JSONValue) -> String {
-        "\(name): \(Output.cell(timer["state"])) \(TimeText.clock(milliseconds: timer["elapsedMs"]?.int64Value ?? 0))"
+    static func describeTimer(_ name: String, _ timer: TimerState) -> String {
+        "\(name): \(timer.state.rawValue) \(TimeText.clock(milliseconds: timer.elapsedMs))"
     }
 }
 
@@ -59,8 +63,8 @@ struct ActivityAdd: GatewayCommand {
     @Argument(help: "Its name (unique among your activities).") var name: String
 
     func execute(_ context: Context) async throws {
-        try await context.perform("records", "records.activity.add", body: ["name": .string(name)], write: true) { activity in
-            "added activity \(Output.cell(activity["name"])) (id \(Output.cell(activity["id"]))); start its timer with `logbook timer start \(Output.cell(activity["name"]))`"
+        try await TimeMethods.activityAdd.perform(context, Contracts.ActivityAdd(name: name)) { activity in
+            "added activity \(activity.name) (id \(activity.id)); start its timer with `logbook timer start \(activity.name)`"
         }
     }
 }
@@ -74,7 +78,7 @@ struct ActivityList: GatewayCommand {
     @OptionGroup var options: ListOptions
 
     func execute(_ context: Context) async throws {
-        let fetched = try await context.list("records.activity.list", [:], options)
+        let fetched = try await context.list(TimeMethods.activityList.name, [:], options)
         let rows = Rows(
             headers: ["ID", "NAME", "AMOUNT", "PROGRESS", "TIMER"],
             table: fetched.items.map { activity in
@@ -113,7 +117,7 @@ struct ActivityDelete: GatewayCommand {
             ? ""
             : " Its \(state) timer's \(TimeText.clock(milliseconds: unsaved)) (not saved) will be discarded."
         try Confirm.delete("Delete \(what)? Its time stays in your net worth.\(loss)", yes: yes)
-        let result = try await context.send("records", "records.activity.delete", body: ["id": found["id"] ?? .null], write: true)
+        let result = try await TimeMethods.activityDelete.call(context, IdBody(id: Activities.id(found)))
         if context.json {
             Output.json(result)
         } else {
@@ -135,7 +139,7 @@ struct ActivityLog: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let found = try await Resolve.activity(context, activity)
-        let fetched = try await context.list("records.time.list", ["activityId": found["id"] ?? .null], options)
+        let fetched = try await context.list(TimeMethods.timeList.name, ["activityId": found["id"] ?? .null], options)
         let rows = Rows(
             headers: ["SAVED", "STARTED", "DURATION", "AMOUNT"],
             table: fetched.items.map { entry in
@@ -178,11 +182,12 @@ struct ActivityAddTime: GatewayCommand {
                 "duration", "must be at most 24 hours at once (got \(TimeText.clock(milliseconds: milliseconds)))")
         }
         let found = try await Resolve.activity(context, activity)
-        var body: [String: JSONValue] = ["activityId": found["id"] ?? .null, "durationMs": .number(Double(milliseconds))]
-        if let started { body["startedAt"] = .string(WireTime.format(try TimeText.parse(started, field: "started"))) }
-        let entry = try await context.send("records", "records.time.add", body: .object(body), write: true)
+        let request = TimeAdd(
+            activityId: Activities.id(found), durationMs: milliseconds,
+            startedAt: try started.map { try TimeText.parse($0, field: "started") })
+        let entry = try await TimeMethods.timeAdd.call(context, request)
         if context.json { return Output.json(entry) }
-        let ms = entry["durationMs"]?.int64Value ?? 0
+        let ms = entry.durationMs
         Output.line(
             "added \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(Output.cell(found["name"]))")
     }
@@ -190,7 +195,7 @@ struct ActivityAddTime: GatewayCommand {
 
 // MARK: Net worth
 
-struct NetWorth: GatewayCommand {
+struct NetWorthCommand: GatewayCommand {
     static let configuration = CommandConfiguration(
         commandName: "networth", abstract: "All the time you ever saved, as money (1 hour = $1.00).",
         discussion: "It includes activities deleted since, and never drops.\nExample: logbook networth")
@@ -198,10 +203,9 @@ struct NetWorth: GatewayCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(_ context: Context) async throws {
-        try await context.perform("records", "records.networth") { worth in
-            let ms = worth["totalMs"]?.int64Value ?? 0
-            return "net worth \(Output.cell(worth["amount"])): \(TimeText.clock(milliseconds: ms)) of 10,000 hours "
-                + Activities.progress(worth)
+        try await TimeMethods.networth.perform(context) { worth in
+            "net worth \(worth.amount): \(TimeText.clock(milliseconds: worth.totalMs)) of 10,000 hours "
+                + TimeText.progress(share: worth.progress)
         }
     }
 }

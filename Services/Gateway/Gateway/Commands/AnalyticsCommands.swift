@@ -85,9 +85,15 @@ enum Analytics {
         return body
     }
 
-    /// A note when the account counts days in another zone than this machine's, else nil.
-    static func zoneNote(_ answer: JSONValue, environment: [String: String]) -> String? {
-        guard let zone = answer["timeZone"]?.stringValue, let here = Account.localZone(environment),
+    /// `range` as the body of a summary grouped `by`.
+    static func summary(by: String, from: String?, to: String?) throws -> SummaryRequest {
+        let range = try range(from: from, to: to)
+        return SummaryRequest(by: by, from: range["from"]?.stringValue, to: range["to"]?.stringValue)
+    }
+
+    /// A note when the account counts days in another zone (`zone`) than this machine's, else nil.
+    static func zoneNote(_ zone: String, environment: [String: String]) -> String? {
+        guard let here = Account.localZone(environment),
             LocalDays.zone(named: zone)?.identifier != LocalDays.zone(named: here)?.identifier
         else { return nil }
         return "days are counted in \(zone), your account's time zone (this machine is in \(here); "
@@ -171,8 +177,8 @@ enum Analytics {
         return "\(ms < 0 ? "-" : "")\(minutes / 60)h \(String(format: "%02d", Int(minutes % 60)))m"
     }
 
-    /// A wire time as its local date: `2026-05-18`.
-    static func date(_ value: JSONValue?) -> String { String(TimeText.local(value).prefix(10)) }
+    /// A time as its local date: `2026-05-18`.
+    static func date(_ date: Date) -> String { String(TimeText.local(date).prefix(10)) }
 }
 
 // MARK: Fuel
@@ -245,7 +251,7 @@ enum FuelText {
         }
         for (point, title) in [(stats.last, "last"), (stats.best, "best"), (stats.worst, "worst")] {
             if let point {
-                let date = Analytics.date(.string(WireTime.format(point.date)))
+                let date = Analytics.date(point.date)
                 pairs.append((title, "\(Analytics.figure(point.value)) \(label)  (\(date))"))
             }
         }
@@ -308,71 +314,59 @@ struct ExpenseSummary: GatewayCommand {
     @Flag(help: "Print CSV (currency, period or category, total, count) instead of tables.") var csv = false
 
     func execute(_ context: Context) async throws {
-        var body = try Analytics.range(from: from, to: to)
-        body["by"] = .string(by.rawValue)
-        let summary = try await Analytics.send(context, "analytics.expense.summary", body)
+        let request = try Analytics.summary(by: by.rawValue, from: from, to: to)
+        let summary = try await Analytics.call(context, ExpenseMethods.summary, request)
         if context.json { return Output.json(summary) }
         if csv {
             FileHandle.standardOutput.write(Data(ExpenseText.csv(summary).utf8))
         } else {
             Output.line(ExpenseText.summary(summary))
-            if let note = Analytics.zoneNote(summary, environment: context.environment) { Output.line(note) }
+            if let note = Analytics.zoneNote(summary.timeZone, environment: context.environment) { Output.line(note) }
         }
     }
 }
 
 enum ExpenseText {
-    static func csv(_ summary: JSONValue) -> String {
-        let by = summary["by"]?.stringValue ?? "month"
+    static func csv(_ summary: Contracts.ExpenseSummary) -> String {
         var rows: [[String]] = []
-        for currency in summary["currencies"]?.arrayValue ?? [] {
-            let code = currency["currency"]?.stringValue ?? "USD"
-            for group in currency["groups"]?.arrayValue ?? [] {
-                rows.append([
-                    code, Output.cell(group["key"]), group["totalMinor"]?.int64Value.map { Money.plain($0, currency: code) } ?? "",
-                    CSV.cell(group["count"]),
-                ])
+        for currency in summary.currencies {
+            let code = currency.currency
+            for group in currency.groups {
+                rows.append([code, group.key, Money.plain(group.totalMinor, currency: code), String(group.count)])
             }
         }
-        return CSV.document(["currency", by, "total", "count"], rows)
+        return CSV.document(["currency", summary.by, "total", "count"], rows)
     }
 
-    static func summary(_ summary: JSONValue) -> String {
-        let currencies = summary["currencies"]?.arrayValue ?? []
-        guard !currencies.isEmpty else { return "no expenses in that range" }
-        let by = summary["by"]?.stringValue ?? "month"
-        let first = summary["from"]?.stringValue ?? "?"
-        let last = summary["to"]?.stringValue.flatMap { Analytics.shift($0, days: -1) } ?? "?"
-        let days = summary["days"]?.int64Value ?? 0
+    static func summary(_ summary: Contracts.ExpenseSummary) -> String {
+        guard !summary.currencies.isEmpty else { return "no expenses in that range" }
+        let first = summary.from ?? "?"
+        let last = summary.to.flatMap { Analytics.shift($0, days: -1) } ?? "?"
+        let days = summary.days
         var blocks: [String] = []
-        for currency in currencies {
-            let code = currency["currency"]?.stringValue ?? "USD"
-            let count = currency["count"]?.int64Value ?? 0
+        for currency in summary.currencies {
+            let code = currency.currency
+            let count = currency.count
             var lines = [
-                "\(code): \(Money.format(currency["totalMinor"]?.int64Value ?? 0, currency: code)) in \(count) expense\(count == 1 ? "" : "s"), "
+                "\(code): \(Money.format(currency.totalMinor, currency: code)) in \(count) expense\(count == 1 ? "" : "s"), "
                     + "\(first) to \(last) (\(days) day\(days == 1 ? "" : "s")): "
-                    + "\(Analytics.money(minor: currency["averagePerDayMinor"]?.doubleValue, currency: code, extra: 0)) a day on average"
+                    + "\(Analytics.money(exactly: currency.averagePerDayMinor, currency: code, extra: 0)) a day on average"
             ]
-            let groups = currency["groups"]?.arrayValue ?? []
             lines.append(
                 Output.table(
-                    [by.uppercased(), "TOTAL", "COUNT"],
-                    groups.map { group in
-                        [
-                            Output.cell(group["key"]), Money.format(group["totalMinor"]?.int64Value ?? 0, currency: code),
-                            Output.cell(group["count"]),
-                        ]
+                    [summary.by.uppercased(), "TOTAL", "COUNT"],
+                    currency.groups.map { group in
+                        [group.key, Money.format(group.totalMinor, currency: code), String(group.count)]
                     }))
-            let largest = currency["largest"]?.arrayValue ?? []
-            if !largest.isEmpty {
+            if !currency.largest.isEmpty {
                 lines.append("")
                 lines.append(
                     Output.table(
                         ["LARGEST", "AMOUNT", "DATE", "CATEGORY"],
-                        largest.map { expense in
+                        currency.largest.map { expense in
                             [
-                                Output.cell(expense["name"]), Money.format(expense["amountMinor"]?.int64Value ?? 0, currency: code),
-                                Analytics.date(expense["date"]), Output.cell(expense["category"]),
+                                expense.name, Money.format(expense.amountMinor, currency: code), Analytics.date(expense.date),
+                                expense.category ?? "-",
                             ]
                         }))
             }
@@ -405,53 +399,42 @@ struct AttendHours: GatewayCommand {
     @Flag(help: "Print CSV (period, workedMs, hours) instead of a table.") var csv = false
 
     func execute(_ context: Context) async throws {
-        var body = try Analytics.range(from: from, to: to)
-        body["by"] = .string(week ? "week" : "day")
-        let hours = try await Analytics.send(context, "analytics.attendance.hours", body)
+        let request = try Analytics.summary(by: week ? "week" : "day", from: from, to: to)
+        let hours = try await Analytics.call(context, AttendanceMethods.hours, request)
         if context.json { return Output.json(hours) }
-        let groups = hours["groups"]?.arrayValue ?? []
         if csv {
-            let rows = groups.map { CSV.cells($0, ["key", "workedMs", "hours"]) }
+            let rows = hours.groups.map { [$0.key, String($0.workedMs), "\($0.hours)"] }
             FileHandle.standardOutput.write(Data(CSV.document([week ? "week" : "day", "workedMs", "hours"], rows).utf8))
             return
         }
         Output.line(AttendanceText.hours(hours, week: week))
-        if let note = Analytics.zoneNote(hours, environment: context.environment) { Output.line(note) }
+        if let note = Analytics.zoneNote(hours.timeZone, environment: context.environment) { Output.line(note) }
     }
 }
 
 enum AttendanceText {
-    static func hours(_ hours: JSONValue, week: Bool) -> String {
-        let groups = hours["groups"]?.arrayValue ?? []
+    static func hours(_ hours: AttendanceHours, week: Bool) -> String {
         var lines: [String] = []
-        if groups.isEmpty {
+        if hours.groups.isEmpty {
             lines.append("no worked time in that range")
         } else {
             lines.append(
                 Output.table(
                     [week ? "WEEK" : "DAY", "WORKED", "HOURS"],
-                    groups.map { group in
-                        [
-                            Output.cell(group["key"]), Analytics.worked(milliseconds: group["workedMs"]?.int64Value ?? 0),
-                            Analytics.number(group["hours"]?.doubleValue),
-                        ]
+                    hours.groups.map { group in
+                        [group.key, Analytics.worked(milliseconds: group.workedMs), Analytics.figure(group.hours)]
                     }))
-            let total = hours["totalMs"]?.int64Value ?? 0
-            lines.append("total \(Analytics.worked(milliseconds: total)) (\(Analytics.number(hours["totalHours"]?.doubleValue)) h)")
+            lines.append("total \(Analytics.worked(milliseconds: hours.totalMs)) (\(Analytics.figure(hours.totalHours)) h)")
         }
-        let open = hours["open"]?.arrayValue ?? []
-        if !open.isEmpty {
+        if !hours.open.isEmpty {
             lines.append("not counted:")
-            for entry in open {
-                let kind = entry["kind"]?.stringValue == "arrival" ? "in " : "out"
-                lines.append("  \(kind) \(TimeText.local(entry["at"]))  \(Output.cell(entry["reason"]))  (id \(Output.cell(entry["id"])))")
+            for entry in hours.open {
+                let kind = entry.kind == .arrival ? "in " : "out"
+                lines.append("  \(kind) \(TimeText.local(entry.at))  \(entry.reason)  (id \(entry.id))")
             }
         }
-        let latest = { (entry: JSONValue?) -> String in
-            guard let entry, entry != .null else { return "none yet" }
-            return TimeText.local(entry["at"])
-        }
-        lines.append("last arrival \(latest(hours["latestArrival"])), last departure \(latest(hours["latestDeparture"]))")
+        let latest = { (entry: LatestEntry?) -> String in entry.map { TimeText.local($0.at) } ?? "none yet" }
+        lines.append("last arrival \(latest(hours.latestArrival)), last departure \(latest(hours.latestDeparture))")
         return lines.joined(separator: "\n")
     }
 }

@@ -1,6 +1,7 @@
 // `logbook attend in|out|latest|history|map|delete`: arrivals and departures (seed 003).
 // Entries made here carry source `cli` unless --source names the app they came from.
 import ArgumentParser
+import Contracts
 import Foundation
 import Wire
 
@@ -38,19 +39,16 @@ enum AttendanceSourceOption: String, ExpressibleByArgument, CaseIterable { case 
 enum Attendance {
     static func kind(_ entry: JSONValue) -> String { entry["kind"]?.stringValue == "arrival" ? "in" : "out" }
 
-    static func record(_ context: Context, kind: String, _ options: EntryOptions) async throws {
-        var body: [String: JSONValue] = [
-            "kind": .string(kind), "source": .string(options.source.rawValue), "correction": .bool(options.correction),
-        ]
-        if let latitude = options.place.latitude { body["latitude"] = .number(latitude) }
-        if let longitude = options.place.longitude { body["longitude"] = .number(longitude) }
-        if let accuracy = options.accuracy { body["accuracy"] = .number(accuracy) }
-        if let at = options.at { body["at"] = try TimeText.wire(at, field: "at") }
-        if let note = options.note { body["note"] = .string(note) }
+    static func record(_ context: Context, kind: AttendanceKind, _ options: EntryOptions) async throws {
+        let request = AttendanceAdd(
+            kind: kind, at: try options.at.map { try TimeText.parse($0, field: "at") }, latitude: options.place.latitude,
+            longitude: options.place.longitude, accuracy: options.accuracy,
+            source: AttendanceSource(rawValue: options.source.rawValue) ?? .cli, note: options.note,
+            correction: options.correction)
         do {
-            try await context.perform("records", "records.attendance.add", body: .object(body), write: true) { entry in
-                "\(kind) recorded at \(TimeText.local(entry["at"], seconds: true)) (id \(Output.cell(entry["id"])))"
-                    + (entry["correction"]?.boolValue == true ? ", as a correction" : "")
+            try await AttendanceMethods.add.perform(context, request) { entry in
+                "\(kind.rawValue) recorded at \(TimeText.local(entry.at, seconds: true)) (id \(entry.id))"
+                    + (entry.correction ? ", as a correction" : "")
             }
         } catch var error as ServiceError where error.code == .failedPrecondition && !options.correction {
             if error.message.contains("correction: true") {
@@ -62,6 +60,13 @@ enum Attendance {
         }
     }
 
+    static func place(_ entry: AttendanceEntry) -> String {
+        guard let latitude = entry.latitude else { return "-" }
+        let accuracy = entry.accuracy.map { " ±\(Output.cell(.number($0))) m" } ?? ""
+        return "\(Output.cell(.number(latitude))), \(Output.cell(entry.longitude.map(JSONValue.number)))\(accuracy)"
+    }
+
+    /// A listed entry's place (the list's rows stay JSON: saved pages and offline records).
     static func place(_ entry: JSONValue) -> String {
         guard let lat = entry["latitude"], lat != .null else { return "-" }
         let accuracy = entry["accuracy"].flatMap { $0 == .null ? nil : " ±\(Output.cell($0)) m" } ?? ""
@@ -77,7 +82,7 @@ struct AttendIn: GatewayCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: EntryOptions
 
-    func execute(_ context: Context) async throws { try await Attendance.record(context, kind: "arrival", options) }
+    func execute(_ context: Context) async throws { try await Attendance.record(context, kind: .arrival, options) }
 }
 
 struct AttendOut: GatewayCommand {
@@ -88,7 +93,7 @@ struct AttendOut: GatewayCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: EntryOptions
 
-    func execute(_ context: Context) async throws { try await Attendance.record(context, kind: "departure", options) }
+    func execute(_ context: Context) async throws { try await Attendance.record(context, kind: .departure, options) }
 }
 
 struct AttendLatest: GatewayCommand {
@@ -99,13 +104,13 @@ struct AttendLatest: GatewayCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(_ context: Context) async throws {
-        try await context.perform("records", "records.attendance.latest") { result in
-            let line = { (entry: JSONValue?) -> String in
-                guard let entry, entry != .null else { return "none yet" }
-                return "\(TimeText.local(entry["at"], seconds: true)) via \(Output.cell(entry["source"]))"
+        try await AttendanceMethods.latest.perform(context) { result in
+            let line = { (entry: AttendanceEntry?) -> String in
+                guard let entry else { return "none yet" }
+                return "\(TimeText.local(entry.at, seconds: true)) via \(entry.source.rawValue)"
                     + (Attendance.place(entry) == "-" ? "" : " at \(Attendance.place(entry))")
             }
-            return Output.fields([("last arrival", line(result["arrival"])), ("last departure", line(result["departure"]))])
+            return Output.fields([("last arrival", line(result.arrival)), ("last departure", line(result.departure))])
         }
     }
 }
@@ -119,7 +124,7 @@ struct AttendHistory: GatewayCommand {
     @OptionGroup var options: ListOptions
 
     func execute(_ context: Context) async throws {
-        let fetched = try await context.list("records.attendance.list", [:], options)
+        let fetched = try await context.list(AttendanceMethods.list.name, [:], options)
         let rows = Rows(
             headers: ["ID", "KIND", "TIME", "SOURCE", "LOCATION", "NOTE"],
             table: fetched.items.map { entry in
@@ -152,7 +157,7 @@ struct AttendMap: GatewayCommand {
     var output: String?
 
     func execute(_ context: Context) async throws {
-        let entries = try await context.everything("records.attendance.list").filter {
+        let entries = try await context.everything(AttendanceMethods.list.name).filter {
             ($0["latitude"] ?? .null) != .null && ($0["longitude"] ?? .null) != .null
         }
         let features = entries.map { entry in
@@ -178,8 +183,6 @@ struct AttendDelete: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         try Confirm.delete("Delete attendance entry \(id)?", yes: yes)
-        try await context.perform("records", "records.attendance.delete", body: ["id": .string(id)], write: true) { _ in
-            "deleted entry \(id)"
-        }
+        try await AttendanceMethods.delete.perform(context, IdBody(id: id)) { _ in "deleted entry \(id)" }
     }
 }

@@ -4,6 +4,7 @@
 // unavailable (exit 9, "partial"), with the last copy of it seen here marked stale, and the
 // rest still shows. --json adds each section's time and every call's time under `timings`.
 import ArgumentParser
+import Contracts
 import Foundation
 import Runtime
 import Synchronization
@@ -214,6 +215,21 @@ final class SectionCalls: Sendable {
     }
 }
 
+extension SectionCalls {
+    /// `send` for a method of the contract: the typed result, and its JSON for the page's data.
+    func call<Request, Result>(_ method: Contracts.Method<Request, Result>, _ request: Request) async throws
+        -> (Result, JSONValue)
+    {
+        let json = try await send(method.service, method.name, try JSONValue.from(request))
+        do {
+            return (try json.decode(Result.self), json)
+        } catch {
+            throw ServiceError(
+                .internal, "\(method.service) answered \(method.name) with an unexpected result: \(WireCoding.describe(error))")
+        }
+    }
+}
+
 struct DashboardSection: Sendable {
     var name: String
     var title: String
@@ -307,8 +323,8 @@ struct DashboardSection: Sendable {
         let monthTo = day(nextMonth)
         return [
             DashboardSection(name: "account", title: "account", services: ["auth"]) { calls in
-                let user = try await calls.send("auth", "auth.whoami")
-                return (user, "\(Output.cell(user["username"])) (user id \(Output.cell(user["userId"])))")
+                let (user, json) = try await calls.call(AuthMethods.whoami, Empty())
+                return (json, "\(user.username) (user id \(user.userId))")
             },
             DashboardSection(name: "fuel", title: "fuel", services: ["records", "analytics"]) { calls in
                 let cars =
@@ -333,47 +349,39 @@ struct DashboardSection: Sendable {
                 return (["vehicle": car, "stats": stats], text)
             },
             DashboardSection(name: "spending", title: "spending", services: ["analytics"]) { calls in
-                let summary = try await calls.send(
-                    "analytics", "analytics.expense.summary",
-                    ["by": "month", "from": .string(monthFrom), "to": .string(monthTo)])
-                let totals = (summary["currencies"]?.arrayValue ?? []).map { currency -> String in
-                    let code = currency["currency"]?.stringValue ?? "USD"
-                    let count = currency["count"]?.intValue ?? 0
+                let (summary, json) = try await calls.call(
+                    ExpenseMethods.summary, SummaryRequest(by: "month", from: monthFrom, to: monthTo))
+                let totals = summary.currencies.map { currency -> String in
+                    let count = currency.count
                     return
-                        "\(Money.format(currency["totalMinor"]?.int64Value ?? 0, currency: code)) in \(count) expense\(count == 1 ? "" : "s")"
+                        "\(Money.format(currency.totalMinor, currency: currency.currency)) in \(count) expense\(count == 1 ? "" : "s")"
                 }
-                return (summary, "\(month): " + (totals.isEmpty ? "nothing spent" : totals.joined(separator: " + ")))
+                return (json, "\(month): " + (totals.isEmpty ? "nothing spent" : totals.joined(separator: " + ")))
             },
             DashboardSection(name: "office", title: "office", services: ["analytics"]) { calls in
-                let hours = try await calls.send(
-                    "analytics", "analytics.attendance.hours", ["by": "week", "from": .string(week)])
-                var text = "week of \(week): \(String(format: "%.1f", hours["totalHours"]?.doubleValue ?? 0)) h"
-                if let open = hours["open"]?.arrayValue, !open.isEmpty {
-                    text += " (\(open.count) open entr\(open.count == 1 ? "y" : "ies"))"
+                let (hours, json) = try await calls.call(AttendanceMethods.hours, SummaryRequest(by: "week", from: week))
+                var text = "week of \(week): \(Analytics.figure(hours.totalHours, decimals: 1)) h"
+                if !hours.open.isEmpty {
+                    text += " (\(hours.open.count) open entr\(hours.open.count == 1 ? "y" : "ies"))"
                 }
-                return (hours, text)
+                return (json, text)
             },
             DashboardSection(name: "timers", title: "timers", services: ["records"]) { calls in
-                let activities =
-                    try await calls.send("records", "records.activity.list", ["limit": 500])["items"]?.arrayValue ?? []
-                let running = activities.filter {
-                    ["running", "paused"].contains($0["timer"]?["state"]?.stringValue ?? "")
-                }
+                let (page, json) = try await calls.call(TimeMethods.activityList, ListBody(limit: 500))
+                let running = page.items.indices.filter { [.running, .paused].contains(page.items[$0].timer.state) }
                 let text =
                     running.isEmpty
                     ? "none running"
-                    : running.map { activity in
-                        let state = activity["timer"]?["state"]?.stringValue ?? "?"
-                        let elapsed = activity["timer"]?["elapsedMs"]?.int64Value ?? 0
-                        return "\(Output.cell(activity["name"])) \(state) \(Output.duration(milliseconds: elapsed))"
+                    : running.map { i in
+                        let timer = page.items[i].timer
+                        return "\(page.items[i].name) \(timer.state.rawValue) \(Output.duration(milliseconds: timer.elapsedMs))"
                     }.joined(separator: ", ")
-                return (["running": .array(running)], text)
+                let items = json["items"]?.arrayValue ?? []
+                return (["running": .array(running.compactMap { items.indices.contains($0) ? items[$0] : nil })], text)
             },
             DashboardSection(name: "wallet", title: "net worth", services: ["store"]) { calls in
-                let wallet = try await calls.send("store", "store.wallet")
-                let worth = Money.format(wallet["netWorthCents"]?.int64Value ?? 0, currency: "USD")
-                let cash = Money.format(wallet["cashCents"]?.int64Value ?? 0, currency: "USD")
-                return (wallet, "\(worth), cash \(cash)")
+                let (wallet, json) = try await calls.call(StoreMethods.wallet, Empty())
+                return (json, "\(Money.format(wallet.netWorthCents)), cash \(Money.format(wallet.cashCents))")
             },
             DashboardSection(name: "catch", title: "latest catch", services: ["records"]) { calls in
                 guard
@@ -402,13 +410,9 @@ struct DashboardSection: Sendable {
                 return (.object(data), text)
             },
             DashboardSection(name: "quote", title: "quote", services: ["store"]) { calls in
-                let quote = try await calls.send(
-                    "store", "store.quote", [:])
-                let text =
-                    quote["kind"]?.stringValue == "intro"
-                    ? Output.cell(quote["text"])
-                    : "“\(Output.cell(quote["text"]))” — \(Output.cell(quote["author"]))"
-                return (quote, text)
+                let (quote, json) = try await calls.call(StoreMethods.quote, QuoteRequest())
+                let text = quote.kind == "intro" ? quote.text : "“\(quote.text)” — \(quote.author ?? "-")"
+                return (json, text)
             },
         ]
     }

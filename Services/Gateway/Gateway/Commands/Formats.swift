@@ -110,6 +110,11 @@ public enum TimeText {
     /// A wire time for a table, in local time: `2026-05-01 14:45`.
     public static func local(_ value: JSONValue?, timeZone: TimeZone = .current, seconds: Bool = false) -> String {
         guard let text = value?.stringValue, let date = WireTime.parse(text) else { return Output.cell(value) }
+        return local(date, timeZone: timeZone, seconds: seconds)
+    }
+
+    /// A time for a table, in local time: `2026-05-01 14:45`.
+    public static func local(_ date: Date, timeZone: TimeZone = .current, seconds: Bool = false) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = timeZone
@@ -123,6 +128,11 @@ public enum TimeText {
         let s = ms.magnitude / 1000
         let text = "\(s / 3600):" + String(format: "%02d:%02d", Int(s % 3600 / 60), Int(s % 60))
         return negative ? "-" + text : text
+    }
+
+    /// The bar of a share of the goal as a service answers it (`TimeValue.progress`).
+    public static func progress(share fraction: Decimal, width: Int = 20) -> String {
+        progress(NSDecimalNumber(decimal: fraction).doubleValue, width: width)
     }
 
     /// A text bar toward a goal: `[###.................] 12.34%`.

@@ -2,6 +2,7 @@
 // store (seed 004) on the store service (docs/protocol.md, "Store service"). Cash is earned by tracked
 // time (1 hour = $1.00) and spent on ten items; an item bought is owned forever ("gold").
 import ArgumentParser
+import Contracts
 import Foundation
 import Wire
 
@@ -12,10 +13,10 @@ enum StoreText {
     /// The item `reference` names among `items`: an id or a name, case-insensitively; else
     /// the one item whose id or name starts with it (or whose name contains it). No match is
     /// `not_found`, several are `invalid_argument` listing them.
-    static func match(_ reference: String, in items: [JSONValue]) throws -> JSONValue {
+    static func match(_ reference: String, in items: [ItemView]) throws -> ItemView {
         let wanted = reference.trimmingCharacters(in: .whitespaces).lowercased()
-        let id = { (item: JSONValue) in item["id"]?.stringValue?.lowercased() ?? "" }
-        let name = { (item: JSONValue) in item["name"]?.stringValue?.lowercased() ?? "" }
+        let id = { (item: ItemView) in item.id.lowercased() }
+        let name = { (item: ItemView) in item.name.lowercased() }
         guard !wanted.isEmpty else { throw ServiceError.invalid("item", "must name an item by id or name (got \"\")") }
         let exact = items.filter { id($0) == wanted || name($0) == wanted }
         let found = exact.isEmpty
@@ -24,10 +25,10 @@ enum StoreText {
         switch found.count {
         case 1: return found[0]
         case 0:
-            let ids = items.compactMap { $0["id"]?.stringValue }.joined(separator: ", ")
+            let ids = items.map(\.id).joined(separator: ", ")
             throw ServiceError(.notFound, "no store item matches \"\(reference)\"; the items are: \(ids)", field: "item")
         default:
-            let candidates = found.map { "\(Output.cell($0["id"])) (\(Output.cell($0["name"])))" }.joined(separator: ", ")
+            let candidates = found.map { "\($0.id) (\($0.name))" }.joined(separator: ", ")
             throw ServiceError(
                 .invalidArgument, "\"\(reference)\" matches \(found.count) items: \(candidates); give more of the name or the id",
                 field: "item")
@@ -46,10 +47,10 @@ enum StoreText {
     }
 
     /// What a ledger row is about: the time behind an earning, the item of a purchase.
-    static func detail(_ entry: JSONValue, names: [String: String] = [:]) -> String {
-        let ms = entry["durationMs"]?.int64Value
-        let reference = entry["reference"]?.stringValue ?? ""
-        switch entry["kind"]?.stringValue {
+    static func detail(_ entry: LedgerEntryView, names: [String: String] = [:]) -> String {
+        let ms = entry.durationMs
+        let reference = entry.reference
+        switch entry.kind {
         case "earning": return "\(TimeText.clock(milliseconds: ms ?? 0)) tracked"
         case "purchase": return "bought \(names[reference] ?? reference)"
         case "correction": return "\(TimeText.clock(milliseconds: ms ?? 0)) taken back (time entry deleted)"
@@ -58,15 +59,14 @@ enum StoreText {
     }
 
     /// The wallet, explained: net worth, spent, cash, and the rule that links them.
-    static func wallet(_ wallet: JSONValue) -> String {
-        let worth = wallet["netWorthCents"]?.int64Value ?? 0
-        let ms = wallet["netWorthMs"]?.int64Value ?? 0
-        let spent = wallet["spentCents"]?.int64Value ?? 0
-        let cash = wallet["cashCents"]?.int64Value ?? 0
-        return Output.fields([
-            ("net worth", "\(Money.format(worth))  (\(TimeText.clock(milliseconds: ms)) tracked, all time)"),
-            ("spent", Money.format(spent)),
-            ("cash", Money.format(cash)),
+    static func wallet(_ wallet: WalletView) -> String {
+        Output.fields([
+            (
+                "net worth",
+                "\(Money.format(wallet.netWorthCents))  (\(TimeText.clock(milliseconds: wallet.netWorthMs)) tracked, all time)"
+            ),
+            ("spent", Money.format(wallet.spentCents)),
+            ("cash", Money.format(wallet.cashCents)),
         ]) + "\ncash = net worth − spent. Buying spends cash; it never lowers your net worth (1 hour tracked = $1.00)."
     }
 
@@ -88,16 +88,16 @@ enum StoreText {
     }
 
     /// The intro (first open ever) or the quote of the day with its author and attribution.
-    static func quote(_ quote: JSONValue) -> String {
-        let text = quote["text"]?.stringValue ?? ""
-        guard quote["kind"]?.stringValue == "quote" else { return wrap(text) }
+    static func quote(_ quote: QuoteResult) -> String {
+        let text = quote.text
+        guard quote.kind == "quote" else { return wrap(text) }
         var lines: [String] = []
-        let day = quote["day"]?.stringValue.map { " for \($0)" } ?? ""
-        lines.append("Quote of the day\(day)" + (quote["isNew"]?.boolValue == true ? " (new today)" : ""))
+        let day = quote.day.map { " for \($0)" } ?? ""
+        lines.append("Quote of the day\(day)" + (quote.isNew == true ? " (new today)" : ""))
         lines.append("")
         lines.append("  “\(text)”")
-        if let author = quote["author"]?.stringValue, !author.isEmpty { lines.append("    — \(author)") }
-        if let attribution = quote["attribution"]?.stringValue, !attribution.isEmpty {
+        if let author = quote.author, !author.isEmpty { lines.append("    — \(author)") }
+        if let attribution = quote.attribution, !attribution.isEmpty {
             lines.append("")
             lines.append(attribution)
         }
@@ -134,29 +134,26 @@ struct StoreList: GatewayCommand {
     @Flag(help: "Print CSV instead of a table.") var csv = false
 
     func execute(_ context: Context) async throws {
-        let shelf = try await context.send("store", "store.items")
-        let items = shelf["items"]?.arrayValue ?? []
+        let shelf = try await StoreMethods.items.call(context)
+        let items = shelf.items
         if context.json { return Output.json(shelf) }
         if csv {
             let rows = items.map { item in
-                CSV.cells(item, ["id", "name"]) + [item["priceCents"]?.int64Value.map { Money.plain($0) } ?? ""]
-                    + CSV.cells(item, ["owned", "purchasedAt", "description"])
+                [item.id, item.name, Money.plain(item.priceCents), item.owned ? "true" : "false",
+                 item.purchasedAt.map(WireTime.format) ?? "", item.description]
             }
             FileHandle.standardOutput.write(
                 Data(CSV.document(["id", "name", "price", "owned", "purchasedAt", "description"], rows).utf8))
             return
         }
         let rows = items.map { item in
-            [
-                Output.cell(item["id"]), Output.cell(item["name"]),
-                item["priceCents"]?.int64Value.map { Money.format($0) } ?? "-",
-                item["owned"]?.boolValue == true ? StoreText.gold : "",
-            ] + (long ? [Output.cell(item["description"])] : [])
+            [item.id, item.name, Money.format(item.priceCents), item.owned ? StoreText.gold : ""]
+                + (long ? [item.description] : [])
         }
-        let owned = items.filter { $0["owned"]?.boolValue == true }.count
+        let owned = items.filter(\.owned).count
         Output.line(Output.table(["ID", "NAME", "PRICE", "OWNED"] + (long ? ["DESCRIPTION"] : []), rows))
         Output.line(
-            "cash \(Money.format(shelf["cashCents"]?.int64Value ?? 0)); \(owned) of \(items.count) owned. "
+            "cash \(Money.format(shelf.cashCents)); \(owned) of \(items.count) owned. "
                 + "Buy with `logbook store buy ITEM`; `logbook store info` explains the rules.")
     }
 }
@@ -168,10 +165,8 @@ struct StoreInfo: GatewayCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(_ context: Context) async throws {
-        try await context.perform("store", "store.info") { info in
-            let rules = info["rules"]?.arrayValue?.map { "  • " + Output.cell($0) } ?? []
-            return ([Output.cell(info["title"])] + (rules.isEmpty ? [Output.cell(info["text"])] : rules))
-                .joined(separator: "\n")
+        try await StoreMethods.info.perform(context) { info in
+            ([info.title] + (info.rules.isEmpty ? [info.text] : info.rules.map { "  • " + $0 })).joined(separator: "\n")
         }
     }
 }
@@ -192,14 +187,11 @@ struct StoreBuy: GatewayCommand {
     @Argument(help: "The item's id or name.") var item: String
 
     func execute(_ context: Context) async throws {
-        let items = try await context.send("store", "store.items")["items"]?.arrayValue ?? []
-        let chosen = try StoreText.match(item, in: items)
-        try await context.perform("store", "store.buy", body: ["itemId": chosen["id"] ?? .null], write: true) { bought in
-            let price = bought["priceCents"]?.int64Value ?? 0
-            let wallet = bought["wallet"] ?? [:]
-            return "bought \(Output.cell(bought["name"])) for \(Money.format(price)): it is yours forever (\(StoreText.gold))\n"
-                + "cash now \(Money.format(wallet["cashCents"]?.int64Value ?? 0)); "
-                + "net worth still \(Money.format(wallet["netWorthCents"]?.int64Value ?? 0))"
+        let chosen = try StoreText.match(item, in: try await StoreMethods.items.call(context).items)
+        try await StoreMethods.buy.perform(context, BuyRequest(itemId: chosen.id)) { bought in
+            "bought \(bought.name) for \(Money.format(bought.priceCents)): it is yours forever (\(StoreText.gold))\n"
+                + "cash now \(Money.format(bought.wallet.cashCents)); "
+                + "net worth still \(Money.format(bought.wallet.netWorthCents))"
         }
     }
 }
@@ -224,47 +216,39 @@ struct StoreLedger: GatewayCommand {
     }
 
     func execute(_ context: Context) async throws {
-        var entries: [JSONValue] = []
+        var entries: [LedgerEntryView] = []
         var cursor = options.cursor
         var seen = Set<String>()
         repeat {
-            var body: [String: JSONValue] = [:]
-            if let limit = options.limit ?? (options.all ? 200 : nil) { body["limit"] = .number(Double(limit)) }
-            if let cursor { body["cursor"] = .string(cursor) }
-            let page = try await context.send("store", "store.ledger", body: .object(body))
-            entries += page["entries"]?.arrayValue ?? []
-            cursor = page["nextCursor"]?.stringValue
+            let page = try await StoreMethods.ledger.call(
+                context, ListBody(cursor: cursor, limit: options.limit ?? (options.all ? 200 : nil)))
+            entries += page.entries
+            cursor = page.nextCursor
             if let next = cursor, !seen.insert(next).inserted { break }
         } while options.all && cursor != nil
-        if context.json {
-            var result: [String: JSONValue] = ["entries": .array(entries)]
-            if let cursor { result["nextCursor"] = .string(cursor) }
-            return Output.json(JSONValue.object(result))
-        }
+        if context.json { return Output.json(LedgerResult(entries: entries, nextCursor: cursor)) }
         var names: [String: String] = [:]
-        if !options.csv, entries.contains(where: { $0["kind"]?.stringValue == "purchase" }) {
-            for item in (try? await context.send("store", "store.items"))?["items"]?.arrayValue ?? [] {
-                if let id = item["id"]?.stringValue, let name = item["name"]?.stringValue { names[id] = name }
-            }
+        if !options.csv, entries.contains(where: { $0.kind == "purchase" }) {
+            for item in (try? await StoreMethods.items.call(context))?.items ?? [] { names[item.id] = item.name }
         }
-        let money = { (value: JSONValue?) in value?.int64Value.map { Money.plain($0) } ?? "" }
         let rows = Rows(
             headers: ["DATE", "KIND", "AMOUNT", "BALANCE", "DETAIL"],
             table: entries.map { entry in
                 [
-                    TimeText.local(entry["at"]), Output.cell(entry["kind"]),
-                    StoreText.signed(entry["amountCents"]?.int64Value ?? 0),
-                    Money.format(entry["balanceAfterCents"]?.int64Value ?? 0), StoreText.detail(entry, names: names),
+                    TimeText.local(entry.at), entry.kind, StoreText.signed(entry.amountCents),
+                    Money.format(entry.balanceAfterCents), StoreText.detail(entry, names: names),
                 ]
             },
             csvHeaders: ["id", "at", "kind", "amount", "balance", "netWorth", "durationMs", "reference"],
             csv: entries.map { entry in
-                CSV.cells(entry, ["id", "at", "kind"])
-                    + [money(entry["amountCents"]), money(entry["balanceAfterCents"]), money(entry["netWorthAfterCents"])]
-                    + CSV.cells(entry, ["durationMs", "reference"])
+                [
+                    entry.id, WireTime.format(entry.at), entry.kind, Money.plain(entry.amountCents),
+                    Money.plain(entry.balanceAfterCents), Money.plain(entry.netWorthAfterCents),
+                    entry.durationMs.map(String.init) ?? "", entry.reference,
+                ]
             })
         context.show(
-            Fetched(items: entries, nextCursor: cursor, raw: [:]), rows, options,
+            Fetched(items: [], nextCursor: cursor, raw: [:]), rows, options,
             empty: "nothing yet: save time with `logbook timer save ACTIVITY` to earn cash (1 hour = $1.00)")
     }
 }
@@ -277,7 +261,7 @@ struct WalletCommand: GatewayCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(_ context: Context) async throws {
-        try await context.perform("store", "store.wallet") { StoreText.wallet($0) }
+        try await StoreMethods.wallet.perform(context) { StoreText.wallet($0) }
     }
 }
 
@@ -298,9 +282,8 @@ struct QuoteCommand: GatewayCommand {
     var timeZone: String?
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = [:]
-        if let timeZone { body["timeZone"] = .string(timeZone) }
-        try await context.perform("store", "store.quote", body: .object(body)) { StoreText.quote($0) }
+        // sent as before: no idempotency key, and offline the quote last seen (it only records "seen")
+        try await StoreMethods.quote.perform(context, QuoteRequest(timeZone: timeZone), write: false) { StoreText.quote($0) }
     }
 
     /// The process's zone as an IANA name the service can read, else nil (the service's UTC).

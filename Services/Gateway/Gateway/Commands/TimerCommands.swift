@@ -2,6 +2,7 @@
 // server, so it keeps running when the CLI exits. The seven subcommands are one command,
 // `TimerCommand`, told by its `Action` which transition it makes and how it is described.
 import ArgumentParser
+import Contracts
 import Wire
 
 struct TimerGroup: AsyncParsableCommand {
@@ -25,11 +26,20 @@ struct TimerGroup: AsyncParsableCommand {
 }
 
 /// One timer subcommand: its name, what its --help says, and the `records.timer.*` method
-/// it calls (`get` reads; every other one is a write).
+/// it calls (`get` reads; every other one is a write; `save` answers the entry it saved).
 protocol TimerAction {
+    associatedtype Result: Codable & Sendable
     static var name: String { get }
     static var abstract: String { get }
-    static var method: String { get }
+    static var method: Contracts.Method<TimerRequest, Result> { get }
+    /// What people read after it: by default the timer's state.
+    static func describe(_ result: Result, activity name: String, context: Context) async -> String
+}
+
+extension TimerAction where Result == TimerState {
+    static func describe(_ timer: TimerState, activity name: String, context: Context) async -> String {
+        Activities.describeTimer(name, timer)
+    }
 }
 
 /// `logbook timer <action> ACTIVITY`: one transition on the activity named by id or name.
@@ -45,43 +55,43 @@ struct TimerCommand<Action: TimerAction>: GatewayCommand {
     func execute(_ context: Context) async throws {
         let found = try await Resolve.activity(context, activity)
         let name = Output.cell(found["name"])
-        let body: JSONValue = ["activityId": found["id"] ?? .null]
-        let result = try await context.send(
-            "records", "records.timer.\(Action.method)", body: body, write: Action.method != "get")
+        let result = try await Action.method.call(context, TimerRequest(activityId: Activities.id(found)))
         if context.json { return Output.json(result) }
-        if Action.method == "save" {
-            let ms = result["entry"]?["durationMs"]?.int64Value ?? 0
-            Output.line("saved \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(name)")
-            return
-        }
-        Output.line(Activities.describeTimer(name, result))
+        Output.line(await Action.describe(result, activity: name, context: context))
     }
 }
 
 enum TimerStart: TimerAction {
-    static let name = "start", method = "start", abstract = "Start the timer."
+    static let name = "start", abstract = "Start the timer.", method = TimeMethods.timerStart
 }
 
 enum TimerPause: TimerAction {
-    static let name = "pause", method = "pause", abstract = "Pause a running timer."
+    static let name = "pause", abstract = "Pause a running timer.", method = TimeMethods.timerPause
 }
 
 enum TimerResume: TimerAction {
-    static let name = "resume", method = "resume", abstract = "Resume a paused timer."
+    static let name = "resume", abstract = "Resume a paused timer.", method = TimeMethods.timerResume
 }
 
 enum TimerStop: TimerAction {
-    static let name = "stop", method = "stop", abstract = "Stop the timer (its time is frozen until you save or clear it)."
+    static let name = "stop", abstract = "Stop the timer (its time is frozen until you save or clear it)."
+    static let method = TimeMethods.timerStop
 }
 
 enum TimerSave: TimerAction {
-    static let name = "save", method = "save", abstract = "Add a stopped or paused timer's time to the activity's log."
+    static let name = "save", abstract = "Add a stopped or paused timer's time to the activity's log."
+    static let method = TimeMethods.timerSave
+
+    static func describe(_ saved: TimeSaved, activity name: String, context: Context) async -> String {
+        let ms = saved.entry.durationMs
+        return "saved \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(name)"
+    }
 }
 
 enum TimerClear: TimerAction {
-    static let name = "clear", method = "clear", abstract = "Discard the timer's time."
+    static let name = "clear", abstract = "Discard the timer's time.", method = TimeMethods.timerClear
 }
 
 enum TimerShow: TimerAction {
-    static let name = "show", method = "get", abstract = "Show the timer's state and elapsed time (H:MM:SS)."
+    static let name = "show", abstract = "Show the timer's state and elapsed time (H:MM:SS).", method = TimeMethods.timerGet
 }

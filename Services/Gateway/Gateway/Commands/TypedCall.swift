@@ -9,13 +9,15 @@ import Wire
 
 extension Contracts.Method {
     /// Sends `request`; returns the result, or throws the service's error (a write made
-    /// offline throws `Offline.Queued`, as `Context.send` does).
-    func call(_ context: Context, _ request: Request, caller: Context.Caller = .session, timeout: Duration? = nil) async throws
-        -> Result
-    {
+    /// offline throws `Offline.Queued`, as `Context.send` does). `write` says how the CLI
+    /// sends it (an idempotency key, no saved answer); by default, unless the method is a read.
+    func call(
+        _ context: Context, _ request: Request, caller: Context.Caller = .session, write: Bool? = nil,
+        timeout: Duration? = nil
+    ) async throws -> Result {
         let body = try JSONValue.from(request)
         let result = try await context.send(
-            service, name, body: body, caller: caller, write: kind != .read, timeout: timeout)
+            service, name, body: body, caller: caller, write: write ?? (kind != .read), timeout: timeout)
         do {
             return try result.decode(Result.self)
         } catch {
@@ -24,9 +26,19 @@ extension Contracts.Method {
     }
 
     /// `call`, then print: the result as JSON with `--json`, else `human(result)`.
-    func perform(_ context: Context, _ request: Request, human: (Result) -> String) async throws {
-        let result = try await call(context, request)
+    func perform(_ context: Context, _ request: Request, write: Bool? = nil, human: (Result) -> String) async throws {
+        let result = try await call(context, request, write: write)
         if context.json { Output.json(result) } else { Output.line(human(result)) }
+    }
+}
+
+extension Contracts.Method where Request == Empty {
+    func call(_ context: Context, caller: Context.Caller = .session, timeout: Duration? = nil) async throws -> Result {
+        try await call(context, Empty(), caller: caller, timeout: timeout)
+    }
+
+    func perform(_ context: Context, human: (Result) -> String) async throws {
+        try await perform(context, Empty(), human: human)
     }
 }
 

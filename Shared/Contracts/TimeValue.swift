@@ -1,10 +1,12 @@
 // The time tracker's money rule (docs/protocol.md: `records.networth` and the store's "Money
 // rules"): tracked time is money at 1 hour = $1.00 (100 cents, so one cent per 36 seconds),
 // the goal is 10,000 hours, and cents are whole — rounded down, never up, so net worth is
-// never overstated. Records, analytics and the store compute cents, amounts and progress
-// with these functions; the CLI uses `cents` and `earned` for the entries it shows, and
-// draws its progress bar from the `progress` it is answered, read as a Double.
+// never overstated. Progress toward the goal is an exact decimal. Records, analytics and the
+// store compute cents, amounts and progress with these functions (through `TimeWorth`,
+// Time.swift, for what they answer); the CLI uses `cents` and `earned` for the entries it
+// shows and draws its progress bar from the `progress` it is answered.
 import Foundation
+import Wire
 
 public enum TimeValue {
     public static let msPerHour: Int64 = 3_600_000
