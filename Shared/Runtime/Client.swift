@@ -91,8 +91,39 @@ extension Transport {
         let header = RequestHeader(
             id: id, method: method, token: options.token, idempotencyKey: options.idempotencyKey ?? id,
             deadlineMs: Int(ms), stackKey: options.stackKey ?? stackKey)
-        let frame = try WireCoding.encode(OutgoingRequest(header: header, body: body))
+        let frame = try Self.encodeRequest(header, body: body)
         return try await exchange(frame, id: id, timeout: options.timeout)
+    }
+
+    /// The request frame, written as encoding `OutgoingRequest` with the shared encoder
+    /// writes it (members in key order), with only the body going through the encoder.
+    static func encodeRequest<Body: Encodable>(_ header: RequestHeader, body: Body) throws -> Data {
+        var frame = Data(capacity: 384)
+        frame.append(contentsOf: "{\"body\":".utf8)
+        if Body.self == Empty.self {
+            frame.append(contentsOf: "{}".utf8)
+        } else {
+            frame.append(try WireCoding.encode(body))
+        }
+        if let deadlineMs = header.deadlineMs { frame.append(contentsOf: ",\"deadlineMs\":\(deadlineMs)".utf8) }
+        frame.append(contentsOf: ",\"id\":".utf8)
+        frame.append(CanonicalJSON.quoted(header.id))
+        if let key = header.idempotencyKey {
+            frame.append(contentsOf: ",\"idempotencyKey\":".utf8)
+            frame.append(CanonicalJSON.quoted(key))
+        }
+        frame.append(contentsOf: ",\"method\":".utf8)
+        frame.append(CanonicalJSON.quoted(header.method))
+        if let stackKey = header.stackKey {
+            frame.append(contentsOf: ",\"stackKey\":".utf8)
+            frame.append(CanonicalJSON.quoted(stackKey))
+        }
+        if let token = header.token {
+            frame.append(contentsOf: ",\"token\":".utf8)
+            frame.append(CanonicalJSON.quoted(token))
+        }
+        frame.append(contentsOf: ",\"v\":\(header.v)}".utf8)
+        return frame
     }
 }
 
@@ -110,26 +141,6 @@ private struct TypedReply<Result: Decodable>: Decodable {
     var ok: Bool
     var error: ServiceError?
     var result: Result?
-}
-
-/// A request with any Encodable body.
-private struct OutgoingRequest<Body: Encodable>: Encodable {
-    var header: RequestHeader
-    var body: Body
-
-    enum CodingKeys: String, CodingKey { case v, id, method, token, idempotencyKey, deadlineMs, stackKey, body }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(header.v, forKey: .v)
-        try container.encode(header.id, forKey: .id)
-        try container.encode(header.method, forKey: .method)
-        try container.encodeIfPresent(header.token, forKey: .token)
-        try container.encodeIfPresent(header.idempotencyKey, forKey: .idempotencyKey)
-        try container.encodeIfPresent(header.deadlineMs, forKey: .deadlineMs)
-        try container.encodeIfPresent(header.stackKey, forKey: .stackKey)
-        try container.encode(body, forKey: .body)
-    }
 }
 
 /// Hands frames to a dispatcher in the same process: the service under test runs exactly

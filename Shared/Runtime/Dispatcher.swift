@@ -44,6 +44,9 @@ public final class Dispatcher: Sendable {
     let stackKey: String?
     private let stats = Mutex(Statistics())
     private let startInstant = ContinuousClock().now
+    /// `,"ok":true,"result":{"instanceId":…,"service":…,"uptimeMs":` (keys sorted, as
+    /// encoding `Ping` writes them), made once.
+    private let pingResultPrefix: Data
 
     /// The largest request any route accepts; the socket's hard limit is set from it.
     public var largestRequest: Int { routes.values.map(\.maxBytes).max() ?? Router.defaultMaxBytes }
@@ -69,6 +72,12 @@ public final class Dispatcher: Sendable {
         self.health = health
         self.logger = logger
         self.endpoint = Mutex("in-process")
+        var prefix = Data(",\"ok\":true,\"result\":{\"instanceId\":".utf8)
+        prefix.append((try? WireCoding.encode(instanceId)) ?? Data("\"\"".utf8))
+        prefix.append(contentsOf: ",\"service\":".utf8)
+        prefix.append((try? WireCoding.encode(descriptor.name)) ?? Data("\"\"".utf8))
+        prefix.append(contentsOf: ",\"uptimeMs\":".utf8)
+        pingResultPrefix = prefix
     }
 
     func setEndpoint(_ value: String) { endpoint.withLock { $0 = value } }
@@ -80,8 +89,13 @@ public final class Dispatcher: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let header: RequestHeader
+        var body: (any Sendable)?
         do {
-            header = try decodeHeader(frame)
+            if let decoded = decodeAtOnce(frame) {
+                (header, body) = decoded
+            } else {
+                header = try decodeHeader(frame)
+            }
         } catch let error as ServiceError {
             record(method: nil, duration: clock.now - start, error: error)
             return Self.encodeError(id: Self.salvageId(frame), error)
@@ -92,7 +106,7 @@ public final class Dispatcher: Sendable {
         logger[metadataKey: "request.id"] = "\(header.id)"
         logger[metadataKey: "request.method"] = "\(header.method)"
         do {
-            let result = try await run(header: header, frame: frame, logger: logger)
+            let result = try await run(header: header, frame: frame, body: body, logger: logger)
             record(method: statsName(header.method), duration: clock.now - start, error: nil)
             // A read answered while a projection it is computed from is behind says so.
             let freshness = routes[header.method].map { $0.kind != .write } == true ? health?.freshness : nil
@@ -115,10 +129,16 @@ public final class Dispatcher: Sendable {
     /// scan of the frame's top level here.
     public func answerInline(_ frame: Data) -> Data? {
         guard frame.count <= Router.defaultMaxBytes,
-            EnvelopeScan.members(frame, ["method"])["method"] == Self.pingMethodJSON
+            let members = EnvelopeScan.uniqueMembers(frame, Self.headerKeys), members["method"] == Self.pingMethodJSON
         else { return nil }
         let clock = ContinuousClock()
         let start = clock.now
+        // A plain ping (every header member of the type the header wants, the whole frame
+        // JSON without escapes) is answered from the bytes; anything else is decoded.
+        if let id = members["id"], let reply = plainPingReply(frame, members: members, id: id) {
+            record(method: "$srv.ping", duration: clock.now - start, error: nil)
+            return reply
+        }
         guard let header = try? decodeHeader(frame), header.method == "$srv.ping" else { return nil }
         if let ms = header.deadlineMs, ms <= 0 { return nil }
         guard let result = try? WireCoding.encode(Ping(service: descriptor.name, instanceId: instanceId, uptimeMs: uptimeMs))
@@ -127,7 +147,55 @@ public final class Dispatcher: Sendable {
         return Self.encodeSuccess(id: header.id, resultJSON: result)
     }
 
+    private static let headerKeys: Set<String> = ["v", "id", "method", "token", "idempotencyKey", "deadlineMs", "stackKey"]
+    private static let nullJSON = Data("null".utf8)
+
+    /// The reply to a ping whose header reads exactly as `RequestHeader` would decode it,
+    /// written from the frame's bytes: nil when the frame needs the decoder's judgement.
+    private func plainPingReply(_ frame: Data, members: [String: Data], id: Data) -> Data? {
+        func isPlainString(_ raw: Data) -> Bool {
+            raw.count >= 2 && raw.first == UInt8(ascii: "\"") && raw.last == UInt8(ascii: "\"")
+        }
+        guard members["v"] == Self.versionJSON, isPlainString(id) else { return nil }
+        for key in ["token", "idempotencyKey", "stackKey"] {
+            if let raw = members[key], raw != Self.nullJSON, !isPlainString(raw) { return nil }
+        }
+        if let raw = members["deadlineMs"], raw != Self.nullJSON {
+            // An integer of up to 15 digits, more than 0 (0 or less: deadline_exceeded).
+            guard raw.count <= 15, raw.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                let ms = Int(String(decoding: raw, as: UTF8.self)), ms > 0
+            else { return nil }
+        }
+        // The whole frame is JSON the decoder reads without question (no escapes, so the
+        // strings above are their own text), or the decoder decides.
+        guard CanonicalJSON.text(frame) != nil else { return nil }
+        var reply = Data("{\"id\":".utf8)
+        reply.append(id)
+        reply.append(pingResultPrefix)
+        reply.append(contentsOf: "\(uptimeMs)}".utf8)
+        reply.append(contentsOf: ",\"v\":\(Protocol.version)}".utf8)
+        return reply
+    }
+
     private static let pingMethodJSON = Data("\"$srv.ping\"".utf8)
+    private static let versionJSON = Data("\(Protocol.version)".utf8)
+
+    /// The usual request to a route in one parse: its method read from the frame's top
+    /// level without parsing, then header and body decoded together by the route. Nil for
+    /// anything unusual (a reserved method, an unknown one, a repeated member, a version
+    /// not written as the integer, a body that does not decode), which `decodeHeader` and
+    /// the route then read step by step, answering exactly as they always have.
+    private func decodeAtOnce(_ frame: Data) -> (RequestHeader, any Sendable)? {
+        guard !frame.isEmpty, frame.count <= largestRequest,
+            let members = EnvelopeScan.uniqueMembers(frame, ["v", "method"]),
+            members["v"] == Self.versionJSON, let raw = members["method"], raw.count >= 2,
+            raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\""), !raw.contains(UInt8(ascii: "\\")),
+            let route = routes[String(decoding: raw.dropFirst().dropLast(), as: UTF8.self)],
+            frame.count <= route.maxBytes,
+            let (header, body) = route.decode(frame), header.v == Protocol.version, header.method == route.method
+        else { return nil }
+        return (header, body)
+    }
 
     private func decodeHeader(_ frame: Data) throws -> RequestHeader {
         let hardLimit = largestRequest
@@ -176,7 +244,7 @@ public final class Dispatcher: Sendable {
         }
     }
 
-    private func run(header: RequestHeader, frame: Data, logger: Logger) async throws -> Data {
+    private func run(header: RequestHeader, frame: Data, body: (any Sendable)?, logger: Logger) async throws -> Data {
         let deadline: ContinuousClock.Instant? = header.deadlineMs.map { ContinuousClock().now + .milliseconds($0) }
         if let ms = header.deadlineMs, ms <= 0 {
             throw ServiceError(.deadlineExceeded, "deadlineMs was \(ms): the caller had no time left")
@@ -215,7 +283,7 @@ public final class Dispatcher: Sendable {
         let context = RequestContext(
             requestId: header.id, method: header.method, token: header.token,
             idempotencyKey: header.idempotencyKey, deadline: deadline, principal: principal, logger: logger)
-        return try await route.handle(frame, context)
+        return try await route.handle(frame, body, context)
     }
 
     // MARK: Methods every service answers
@@ -324,7 +392,7 @@ public final class Dispatcher: Sendable {
 
     static func encodeSuccess(id: String, resultJSON: Data, freshness: Freshness? = nil) -> Data {
         var data = Data("{\"id\":".utf8)
-        data.append((try? WireCoding.encode(id)) ?? Data("\"\"".utf8))
+        data.append(CanonicalJSON.quoted(id))
         if let freshness, let encoded = try? WireCoding.encode(freshness) {
             data.append(Data(",\"freshness\":".utf8))
             data.append(encoded)

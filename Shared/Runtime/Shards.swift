@@ -148,9 +148,9 @@ extension Router {
         for route in routes.values {
             let inner = route.handle
             wrapped.add(
-                Route(method: route.method, access: route.access, kind: route.kind, maxBytes: route.maxBytes) {
-                    frame, context in
-                    try await around(route, context) { try await inner(frame, context) }
+                Route(method: route.method, access: route.access, kind: route.kind, maxBytes: route.maxBytes, decode: route.decode) {
+                    frame, body, context in
+                    try await around(route, context) { try await inner(frame, body, context) }
                 })
         }
         return wrapped

@@ -11,7 +11,20 @@ public enum EnvelopeScan {
     public static func members(_ frame: Data, _ keys: Set<String>) -> [String: Data] {
         frame.withUnsafeBytes { raw -> [String: Data] in
             let bytes = raw.bindMemory(to: UInt8.self)
-            return scan(bytes, keys)
+            var repeated = false
+            return scan(bytes, keys, repeated: &repeated)
+        }
+    }
+
+    /// As `members`, but nil when one of `keys` occurs twice at the top level (a JSON
+    /// decoder reads one of the two; which one is its business, so callers that must agree
+    /// with it take the decoder's way then).
+    public static func uniqueMembers(_ frame: Data, _ keys: Set<String>) -> [String: Data]? {
+        frame.withUnsafeBytes { raw -> [String: Data]? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var repeated = false
+            let found = scan(bytes, keys, repeated: &repeated)
+            return repeated ? nil : found
         }
     }
 
@@ -32,7 +45,7 @@ public enum EnvelopeScan {
 
     private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
 
-    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, _ keys: Set<String>) -> [String: Data] {
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, _ keys: Set<String>, repeated: inout Bool) -> [String: Data] {
         var result: [String: Data] = [:]
         let n = bytes.count
         var i = 0
@@ -43,7 +56,7 @@ public enum EnvelopeScan {
         while true {
             skipSpace()
             guard i < n, bytes[i] == quote, let keyEnd = endOfString(bytes, i) else { return result }
-            let keyBytes = Data(bytes[(i + 1)..<(keyEnd - 1)])
+            let keyBytes = UnsafeBufferPointer(rebasing: bytes[(i + 1)..<(keyEnd - 1)])
             let key = keyBytes.contains(backslash)
                 ? (try? JSONDecoder().decode(String.self, from: Data(bytes[i..<keyEnd]))) ?? ""
                 : String(decoding: keyBytes, as: UTF8.self)
@@ -53,7 +66,10 @@ public enum EnvelopeScan {
             i += 1
             skipSpace()
             guard let valueEnd = endOfValue(bytes, i) else { return result }
-            if keys.contains(key) { result[key] = Data(bytes[i..<valueEnd]) }
+            if keys.contains(key) {
+                if result[key] != nil { repeated = true }
+                result[key] = Data(bytes[i..<valueEnd])
+            }
             i = valueEnd
             skipSpace()
             guard i < n, bytes[i] == comma else { return result }

@@ -1,8 +1,15 @@
 // SocketPump: one ZeroMQ socket owned by one dedicated OS thread for its whole life,
-// bridged to Swift concurrency. Other threads hand it messages through a locked queue and
-// wake it with a pipe that zmq_poll watches beside the socket; received messages go out
-// through a callback (usually an AsyncStream continuation). Blocking calls therefore never
-// run on Swift's cooperative pool, and libzmq's one-thread-per-socket rule always holds.
+// bridged to Swift concurrency. Other threads hand it messages through a locked queue;
+// received messages go out through a callback (usually an AsyncStream continuation).
+// Blocking calls therefore never run on Swift's cooperative pool, and libzmq's
+// one-thread-per-socket rule always holds.
+//
+// Waking the thread: it sleeps in zmq_poll on the socket and a wake-up descriptor (an
+// eventfd on Linux, a pipe elsewhere). A sender writes to that descriptor only when the
+// thread is parked in that poll and no wake-up is pending yet: while the thread is awake
+// (reading a burst, sending replies) it takes the queue on its next turn anyway, so a
+// reply handed over then costs no system call and no second wake-up.
+import CZMQ
 import Foundation
 import Synchronization
 
@@ -41,6 +48,10 @@ public final class SocketPump: Sendable {
     private let queue = Mutex(Queue())
     private let wakeRead: Int32
     private let wakeWrite: Int32
+    /// The thread is in (or about to enter) its blocking poll: a sender must wake it.
+    private let parked = Atomic<Bool>(false)
+    /// A wake-up was written and not yet consumed: further senders need not write.
+    private let signalled = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let ready = DispatchSemaphore(value: 0)
     private let setupError = Mutex<String?>(nil)
@@ -55,14 +66,21 @@ public final class SocketPump: Sendable {
     public init(
         name: String, setup: @escaping Setup, respond: Responder? = nil, onEvent: @escaping @Sendable (Event) -> Void
     ) throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw ZMQError(errno: errno, operation: "pipe") }
-        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
+        #if os(Linux)
+            let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+            guard fd >= 0 else { throw ZMQError(errno: errno, operation: "eventfd") }
+            wakeRead = fd
+            wakeWrite = fd
+        #else
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { throw ZMQError(errno: errno, operation: "pipe") }
+            _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            wakeRead = fds[0]
+            wakeWrite = fds[1]
+        #endif
         self.name = name
         let thread = Thread { [self] in self.loop(setup: setup, respond: respond, onEvent: onEvent) }
         thread.name = "zmq.\(name)"
@@ -76,7 +94,7 @@ public final class SocketPump: Sendable {
 
     deinit {
         close(wakeRead)
-        close(wakeWrite)
+        if wakeWrite != wakeRead { close(wakeWrite) }
     }
 
     /// Queues a message for the socket's thread. `expires` bounds how long a message that
@@ -98,7 +116,7 @@ public final class SocketPump: Sendable {
             return true
         }
         guard first else { return }
-        wake()
+        wake(force: true)
         finished.wait()
     }
 
@@ -111,15 +129,28 @@ public final class SocketPump: Sendable {
         if accepted { wake() }
     }
 
-    private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)  // EAGAIN means a wake-up is already pending: fine.
+    /// Wakes the thread if it is parked in its poll (see the header). The queue was
+    /// changed under its lock before this is called: a thread that announced parking
+    /// after that change looks at the queue before it sleeps.
+    private func wake(force: Bool = false) {
+        guard force || parked.load(ordering: .sequentiallyConsistent) else { return }
+        guard !signalled.exchange(true, ordering: .sequentiallyConsistent) || force else { return }
+        #if os(Linux)
+            var one: UInt64 = 1
+            _ = write(wakeWrite, &one, 8)
+        #else
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)  // EAGAIN means a wake-up is already pending: fine.
+        #endif
     }
 
     private func drainWakePipe() {
+        signalled.store(false, ordering: .sequentiallyConsistent)
         var buffer = [UInt8](repeating: 0, count: 256)
         while read(wakeRead, &buffer, buffer.count) > 0 {}
     }
+
+    private var hasCommands: Bool { queue.withLock { !$0.commands.isEmpty } }
 
     // MARK: The socket's thread
 
@@ -145,18 +176,27 @@ public final class SocketPump: Sendable {
         while true {
             guard let current = socket else {
                 // Setup failed on reconnect: wait for the next command.
-                _ = try? waitForWake(timeoutMs: 100)
+                parked.store(true, ordering: .sequentiallyConsistent)
+                if !hasCommands { _ = try? waitForWake(timeoutMs: 100) }
+                parked.store(false, ordering: .sequentiallyConsistent)
+                drainWakePipe()
                 if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
                 continue
             }
-            let timeout = backlog.isEmpty ? -1 : 5
+            // Announce parking, then look at the queue: a command queued before the
+            // announcement (whose sender saw the thread awake and did not write) is taken
+            // now instead of sleeping on it.
+            parked.store(true, ordering: .sequentiallyConsistent)
+            let timeout = hasCommands ? 0 : backlog.isEmpty ? -1 : 5
             let readiness: (socket: Bool, fd: Bool)
             do {
                 readiness = try current.poll(timeoutMs: timeout, alsoFD: wakeRead)
             } catch {
+                parked.store(false, ordering: .sequentiallyConsistent)
                 onEvent(.failed("\(error)"))
                 return
             }
+            parked.store(false, ordering: .sequentiallyConsistent)
             if readiness.socket {
                 // Read everything waiting, so one wake-up serves a burst.
                 while let frames = try? current.receive(dontWait: true) {
@@ -168,10 +208,8 @@ public final class SocketPump: Sendable {
                     }
                 }
             }
-            if readiness.fd {
-                drainWakePipe()
-                if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
-            }
+            if readiness.fd { drainWakePipe() }
+            if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
             if !backlog.isEmpty, let current = socket {
                 let now = clock.now
                 backlog = backlog.compactMap { item in

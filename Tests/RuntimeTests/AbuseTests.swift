@@ -73,6 +73,42 @@ import ZMQ
         }
     }
 
+    /// `$srv.ping` is answered on the socket's thread from the frame's bytes when the frame
+    /// is plain; every other ping is decoded. Both must answer exactly as the dispatcher does.
+    @Test func pingsAnsweredOnTheSocketThreadReadLikeAnyRequest() async throws {
+        try await withRunningService { endpoint, _, _ in
+            let plain = try await send(
+                json(#"{"v":1,"id":"p1","method":"$srv.ping","deadlineMs":1500,"body":{"x":[1,2.5,"é"]}}"#), to: endpoint)
+            #expect(plain.id == "p1")
+            #expect(plain.ok)
+            #expect(plain.result?["service"]?.stringValue == "test")
+            #expect(plain.result?["uptimeMs"]?.intValue != nil)
+
+            let escaped = try await send(json(#"{"v":1,"id":"p\"2","method":"$srv.ping"}"#), to: endpoint)
+            #expect(escaped.id == "p\"2")
+            #expect(escaped.ok)
+
+            let late = try await send(json(#"{"v":1,"id":"p3","method":"$srv.ping","deadlineMs":0}"#), to: endpoint)
+            #expect(late.id == "p3")
+            #expect(late.error?.code == .deadlineExceeded)
+
+            let trailing = try await send(json(#"{"v":1,"id":"p4","method":"$srv.ping"} x"#), to: endpoint)
+            #expect(trailing.id == "p4")
+            #expect(trailing.error?.code == .invalidArgument)
+
+            let version = try await send(json(#"{"v":1.0,"id":"p5","method":"$srv.ping"}"#), to: endpoint)
+            #expect(version.error?.field == "v")
+
+            let token = try await send(json(#"{"v":1,"id":"p6","method":"$srv.ping","token":5}"#), to: endpoint)
+            #expect(token.error?.code == .invalidArgument)
+            #expect(token.error?.field == "token")
+
+            let noId = try await send(json(#"{"v":1,"method":"$srv.ping"}"#), to: endpoint)
+            #expect(noId.error?.code == .invalidArgument)
+            try await expectAlive(endpoint)
+        }
+    }
+
     @Test func oversizedFramesNeverHurt() async throws {
         try await withRunningService { endpoint, _, _ in
             // Over the route's limit but under the socket's: a clear invalid_argument.

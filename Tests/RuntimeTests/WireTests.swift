@@ -61,3 +61,83 @@ import Wire
         #expect(String(decoding: try WireCoding.encode(netWorth), as: UTF8.self).contains("\"progress\":0.0002"))
     }
 }
+
+/// The idempotency hash is taken over a body's canonical text written straight from its
+/// bytes (CanonicalJSON); stored hashes were made from `JSONValue.jsonText`. The two must
+/// agree for every body, or a retry would be refused as a different request.
+@Suite struct CanonicalJSONTests {
+    /// A small deterministic generator (SplitMix64), so a failure can be replayed.
+    struct Generator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+        mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+    }
+
+    static let numbers = [
+        "0", "-0", "1", "-1", "7", "350", "123456789012345", "-999999999999999", "1234567890123456", "8999999999999999",
+        "9000000000000000", "12345678901234567890", "1.0", "1.50", "11.2", "-0.5", "0.1", "1e2", "1E2", "1e-5", "2.5e+3",
+        "0.0001", "1.5e300", "123456789.123", "-0.0", "3e-7", "1e20",
+    ]
+    static let strings = [
+        "", "coffee", "a/b", "Zürich", "日本", "tab\\tin", "quote\\\"d", "slash\\/", "\\u00e9", "line\\nbreak", "\\u0041",
+    ]
+    static let keys = ["a", "b", "A", "B", "_x", "a10", "a9", "ab", "aB", "a-b", "10", "9", "name", "amountMinor", "é", "k\\u0065y"]
+
+    static func value(_ g: inout Generator, depth: Int) -> String {
+        func space() -> String { g.pick(["", "", " ", "\n  ", "\t"]) }
+        switch depth > 3 ? g.below(4) : g.below(7) {
+        case 0: return g.pick(numbers)
+        case 1: return "\"\(g.pick(strings))\""
+        case 2: return g.pick(["true", "false", "null"])
+        case 3: return g.pick(numbers)
+        case 4:
+            let count = g.below(4)
+            return "[" + space() + (0..<count).map { _ in value(&g, depth: depth + 1) }.joined(separator: space() + "," + space()) + "]"
+        default:
+            var chosen: [String] = []
+            for _ in 0..<g.below(5) {
+                let key = g.pick(keys)
+                if !chosen.contains(key) { chosen.append(key) }
+            }
+            let members = chosen.map { "\"\($0)\"" + space() + ":" + space() + value(&g, depth: depth + 1) }
+            return "{" + space() + members.joined(separator: space() + "," + space()) + space() + "}"
+        }
+    }
+
+    @Test func agreesWithTheDecodedValuesJSONText() throws {
+        var g = Generator(state: 13)
+        var fast = 0
+        for _ in 0..<3_000 {
+            let text = Self.value(&g, depth: 0)
+            let data = Data(text.utf8)
+            let reference = Array(try JSONValue.parse(data).jsonText.utf8)
+            if let canonical = CanonicalJSON.text(data) {
+                fast += 1
+                #expect(canonical == reference, "\(text) → \(String(decoding: canonical, as: UTF8.self)), not \(String(decoding: reference, as: UTF8.self))")
+            }
+        }
+        // Most generated values have nothing the byte-level writer leaves to the long way.
+        #expect(fast > 1_000, "only \(fast) of 3000 values took the byte-level way")
+    }
+
+    @Test func theUsualWriteBodyTakesTheByteLevelWay() throws {
+        let body = Data(#"{ "name" : "coffee 1", "amountMinor": 350, "currency":"USD", "date":"2026-05-01T14:45:00Z", "tags":[1, 2] }"#.utf8)
+        let canonical = try #require(CanonicalJSON.text(body))
+        #expect(String(decoding: canonical, as: UTF8.self) == #"{"amountMinor":350,"currency":"USD","date":"2026-05-01T14:45:00Z","name":"coffee 1","tags":[1,2]}"#)
+        // Escapes, duplicate keys and broken text are left to the decoder.
+        #expect(CanonicalJSON.text(Data(#"{"a":"x\"y"}"#.utf8)) == nil)
+        #expect(CanonicalJSON.text(Data(#"{"a":1,"a":2}"#.utf8)) == nil)
+        #expect(CanonicalJSON.text(Data(#"{"a":1"#.utf8)) == nil)
+        #expect(CanonicalJSON.text(Data(#"{"a":01}"#.utf8)) == nil)
+        #expect(CanonicalJSON.text(Data(#"{"a":1} x"#.utf8)) == nil)
+        #expect(CanonicalJSON.text(Data([0x22, 0xFF, 0x22])) == nil, "invalid UTF-8")
+        #expect(CanonicalJSON.text(Data(String(repeating: "[", count: 200).utf8)) == nil)
+    }
+}
