@@ -252,7 +252,7 @@ struct TimeTests {
         #expect(NegativeNumbers.arrange(["expense", "list", "-h"]) == ["expense", "list", "-h"])
         #expect(NegativeNumbers.arrange(["expense", "add", "--", "-5"]) == ["expense", "add", "--", "-5"])
         let parsed = try Logbook.parseAsRoot(NegativeNumbers.arrange(["expense", "add", "Lunch", "-5"]))
-        #expect(parsed is ExpenseAdd)
+        #expect(parsed is Gateway.ExpenseAdd)
         #expect(throws: ServiceError.self) { try Money.parse("-5") }
         do {
             _ = try Money.parse("-5")
