@@ -262,7 +262,9 @@ extension ProtocolDocumentTests {
                 inTable = true
             } else if inTable {
                 guard line.hasPrefix("|") else { break }
-                let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+                // `\|` inside a cell (`fresh` \| `salt`) does not end it
+                let cells = line.replacingOccurrences(of: "\\|", with: "\u{1}").split(separator: "|")
+                    .map { $0.trimmingCharacters(in: .whitespaces) }
                 guard cells.count >= 3, cells[0].hasPrefix("`") else { continue }
                 fields.insert(Field(name: String(cells[0].dropFirst().dropLast()), optional: cells[2] == "no"))
             } else if line.hasPrefix("#") {
