@@ -233,6 +233,7 @@ public struct CatchWeather: Codable, Sendable, Equatable {
 }
 
 public enum WeatherMethods {
-    public static let get = Method<WeatherGet, WeatherGetResult>("weather.get", .read)
-    public static let conditions = Method<ConditionsGet, CatchWeather>("weather.conditions.get", .read)
+    public static let get = Method<WeatherGet, WeatherGetResult>("weather.get", .read, service: "weather-fetcher")
+    public static let conditions = Method<ConditionsGet, CatchWeather>(
+        "weather.conditions.get", .read, service: "weather-fetcher")
 }

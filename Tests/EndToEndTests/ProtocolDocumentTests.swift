@@ -337,10 +337,13 @@ extension ProtocolDocumentTests {
         // The weather-fetcher's methods have a body table each under their heading, and the
         // conditions object one listing its fields.
         let index = Self.indexRows(try Self.split(document).index)
-        for (name, kind) in [
-            (WeatherMethods.get.name, WeatherMethods.get.kind), (WeatherMethods.conditions.name, WeatherMethods.conditions.kind),
+        for (name, kind, service) in [
+            (WeatherMethods.get.name, WeatherMethods.get.kind, WeatherMethods.get.service),
+            (WeatherMethods.conditions.name, WeatherMethods.conditions.kind, WeatherMethods.conditions.service),
         ] {
-            #expect(index.first { $0.name == name }?.kind == kind.rawValue, "\(name): the index and the contract disagree")
+            let indexed = index.first { $0.name == name }
+            #expect(indexed?.kind == kind.rawValue, "\(name): the index and the contract disagree on its kind")
+            #expect(indexed?.service == service, "\(name): the index and the contract disagree on its service")
         }
         Self.expectSame(
             try Self.bodyTable(after: "#### `weather.get`", in: document), try Self.fields(WeatherGet.self),
