@@ -140,9 +140,13 @@ public enum ServiceMain {
 
     /// Reads the stack configuration, sets up logging, builds the service and runs it until
     /// SIGTERM or SIGINT. Exits non-zero with a one-line reason if it cannot start.
+    /// A service takes no arguments but `--version` and `--help`; anything else is refused
+    /// (exit 2) rather than starting a service the caller did not mean to start.
+    /// `otherUsage` adds lines to `--help` for an executable that reads more arguments first.
     public static func run(
-        _ name: String, build: (StackConfiguration, Logger) async throws -> [any Service]
+        _ name: String, otherUsage: [String] = [], build: (StackConfiguration, Logger) async throws -> [any Service]
     ) async {
+        answerArguments(name, Array(CommandLine.arguments.dropFirst()), otherUsage: otherUsage)
         // Everything a service creates under the stack's directory (databases, WAL, photos,
         // sockets, the key files) is its owner's alone.
         umask(0o077)
@@ -164,6 +168,40 @@ public enum ServiceMain {
         } catch {
             FileHandle.standardError.write(Data("\(name): cannot start: \(error)\n".utf8))
             exit(1)
+        }
+    }
+
+    /// `--version` and `--help` answer and exit 0; no argument returns; any other exits 2.
+    static func answerArguments(_ name: String, _ arguments: [String], otherUsage: [String]) {
+        func say(_ text: String, to handle: FileHandle = .standardOutput) { handle.write(Data((text + "\n").utf8)) }
+        switch arguments {
+        case []:
+            return
+        case ["--version"]:
+            say("\(name) \(LogbookVersion.current)")
+            exit(0)
+        case ["--help"], ["-h"]:
+            say(
+                ([
+                    "USAGE: \(name)",
+                    "",
+                    "The Logbook \(name) process. It takes no arguments: it reads the stack's configuration",
+                    "from the environment and logbook.conf (LOGBOOK_HOME, default ~/.local/share/logbook;",
+                    "LOGBOOK_CONFIG; see docs/operations.md), listens, and runs until SIGTERM or SIGINT.",
+                    "`logbook stack up`, systemd or Kubernetes start it; by hand, `logbook stack up` is",
+                    "what you want.",
+                ] + (otherUsage.isEmpty ? [] : ["", "OTHER USES (each does its one thing and exits):"] + otherUsage) + [
+                    "",
+                    "OPTIONS:",
+                    "  --version   Print the version and exit.",
+                    "  -h, --help  Show this help and exit.",
+                ]).joined(separator: "\n"))
+            exit(0)
+        default:
+            say(
+                "\(name): unknown argument '\(arguments[0])'; a service takes no arguments (see \(name) --help)",
+                to: .standardError)
+            exit(2)
         }
     }
 

@@ -111,4 +111,33 @@ struct StackTests {
             #expect(badTimeout.status == 2)
         }
     }
+
+    @Test("a service executable answers --version and --help, refuses other arguments, and starts nothing")
+    func serviceArguments() async throws {
+        let bin = try TestStack.findBinaries()
+        let home = "/tmp/lbe-args-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": home, "LOGBOOK_HOME": home]
+        for name in ["auth", "records", "weather-fetcher", "analytics", "store", "logbook-http"] {
+            let path = "\(bin)/\(name)"
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                Issue.record("no \(name) in \(bin)")
+                continue
+            }
+            // Each must exit by itself: a service that started instead would hit the deadline.
+            let version = try await Tool.run(path, ["--version"], environment: environment, timeout: .seconds(20))
+            #expect(version.status == 0, "\(name) --version: \(version.stderr)")
+            #expect(version.stdout.hasPrefix("\(name) ") && version.stdout.contains("."), "\(version.stdout)")
+            let help = try await Tool.run(path, ["--help"], environment: environment, timeout: .seconds(20))
+            #expect(help.status == 0, "\(name) --help: \(help.stderr)")
+            #expect(help.stdout.contains("USAGE: \(name)") && help.stdout.contains("logbook stack up"), "\(help.stdout)")
+            let wrong = try await Tool.run(path, ["--port", "9000"], environment: environment, timeout: .seconds(20))
+            #expect(wrong.status == 2, "\(name) --port: \(wrong.status) \(wrong.stdout)")
+            #expect(wrong.stderr.contains("unknown argument '--port'"), "\(wrong.stderr)")
+        }
+        // None of them opened a database, made keys or a socket.
+        let made = (try? FileManager.default.subpathsOfDirectory(atPath: home)) ?? []
+        #expect(made.isEmpty, "created under LOGBOOK_HOME: \(made)")
+    }
 }

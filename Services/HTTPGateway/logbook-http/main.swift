@@ -23,7 +23,14 @@ if CommandLine.arguments.dropFirst().first == "--probe" {
     }
 }
 
-await ServiceMain.run("logbook-http") { configuration, logger in
+await ServiceMain.run(
+    "logbook-http",
+    otherUsage: [
+        "  --openapi   Print the OpenAPI document of the edge (docs/openapi.json) and exit.",
+        "  --probe [--path /readyz] [--timeout S] [--wait S]",
+        "              Ask this machine's edge over HTTP(S); exit 0 on a 200, 7 otherwise.",
+    ]
+) { configuration, logger in
     let settings = try EdgeSettings(configuration: configuration)
     // TLS files are read and checked now: a bad one stops the edge before it listens.
     let tls = try settings.tls()
