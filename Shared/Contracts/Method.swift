@@ -21,14 +21,15 @@ public enum RouteKind: String, Sendable, Codable, CaseIterable {
 public struct Method<Request: Codable & Sendable, Result: Codable & Sendable>: Sendable, CustomStringConvertible {
     public let name: String
     public let kind: RouteKind
+    /// The service that answers it: by default the name's first component
+    /// (`records.fillup.add` → records); `weather.*` is the weather-fetcher's.
+    public let service: String
 
-    public init(_ name: String, _ kind: RouteKind) {
+    public init(_ name: String, _ kind: RouteKind, service: String? = nil) {
         self.name = name
         self.kind = kind
+        self.service = service ?? String(name.prefix { $0 != "." })
     }
-
-    /// The service that answers it: the name's first component (`records.fillup.add` → records).
-    public var service: String { String(name.prefix { $0 != "." }) }
 
     public var description: String { name }
 }

@@ -254,6 +254,10 @@ struct Workload {
                             "water": random.next(below: 4) == 0 ? "salt" : "fresh", "latitude": 59.33,
                             "longitude": 18.06,
                             "caughtAt": .string(WireTime.format(caught)),
+                            // the rest of the record records publishes (Contracts.Catch)
+                            "weight": 1.5, "weightUnit": "kg", "released": false, "photo": .null,
+                            "photoPlaceholder": "fish-shadow", "conditions": ["status": "pending"],
+                            "createdAt": .string(WireTime.format(caught)), "updatedAt": .string(WireTime.format(caught)),
                         ]))
                 weatherSeq += 1
                 weather.append(
@@ -269,6 +273,7 @@ struct Workload {
                                 "beaufort": .number(Double(random.next(below: 8))),
                                 "windDirection": .string(pick(Self.directions)), "sky": .string(pick(Self.skies)),
                                 "timeOfDay": .string(pick(Self.times)), "moonPhase": .string(pick(Self.moons)),
+                                "source": "archive", "moonAgeDays": 14.2, "moonIllumination": 0.99, "tide": "skipped",
                             ],
                         ]))
             }

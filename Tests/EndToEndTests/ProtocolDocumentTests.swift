@@ -295,3 +295,115 @@ extension ProtocolDocumentTests {
         #expect(Self.documentedFields("`{vehicleId, units}`") != typed)
     }
 }
+
+// MARK: The fishing domain: catches, their conditions, suggestions
+
+extension ProtocolDocumentTests {
+    /// `| `name` | type | yes/no | …` rows of the body table after `heading`: a field is
+    /// optional when its "required" cell says no.
+    static func bodyTable(after heading: String, in document: String) throws -> Set<Field> {
+        let start = try #require(document.range(of: "\n\(heading)\n"), "no heading \(heading)")
+        var fields: Set<Field> = []
+        var inTable = false
+        for line in document[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("| body field |") {
+                inTable = true
+            } else if inTable {
+                guard line.hasPrefix("|") else { break }
+                // `\|` inside a cell (`fresh` \| `salt`) does not end it
+                let cells = line.replacingOccurrences(of: "\\|", with: "\u{1}").split(separator: "|")
+                    .map { $0.trimmingCharacters(in: .whitespaces) }
+                guard cells.count >= 3, cells[0].hasPrefix("`") else { continue }
+                fields.insert(Field(name: String(cells[0].dropFirst().dropLast()), optional: cells[2] == "no"))
+            } else if line.hasPrefix("#") {
+                break
+            }
+        }
+        return fields
+    }
+
+    /// The names the first column of the table after `heading` lists (`` `a`, `b` `` rows).
+    static func tableNames(after heading: String, in document: String) throws -> Set<String> {
+        let start = try #require(document.range(of: "\n\(heading)\n"), "no heading \(heading)")
+        var names: Set<String> = []
+        var seen = false
+        for line in document[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("| `") {
+                seen = true
+                let first = line.split(separator: "|").first ?? ""
+                for name in first.split(separator: ",") {
+                    names.insert(name.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`")))
+                }
+            } else if seen && !line.hasPrefix("|") {
+                break
+            }
+        }
+        return names
+    }
+
+    @Test("the catch, conditions and suggest methods, records and events match the Contracts types")
+    func fishingTablesMatchTheContracts() throws {
+        let document = try Self.document()
+        // `bait` is required (the table says so) but read as optional, so that a missing bait
+        // gets the logbook's own refusal ("Missing bait" in docs/protocol.md).
+        let add = try Self.fields(CatchAdd.self)
+        let cells = try #require(Self.row(CatchMethods.add.name, in: try Self.split(document).rest))
+        Self.expectSame(
+            Self.documentedFields(cells[1]),
+            add.subtracting([Field(name: "bait", optional: true)]).union([Field(name: "bait", optional: false)]),
+            "records.catch.add body")
+        try Self.check(CatchMethods.get, document: document)
+        try Self.check(CatchMethods.update, document: document)
+        try Self.check(CatchMethods.delete, document: document)
+        try Self.check(CatchMethods.list, document: document)
+        try Self.check(CatchMethods.bests, document: document)
+        try Self.check(CatchMethods.photo, document: document)
+        try Self.check(SuggestMethods.suggest, document: document)
+
+        // The record: `photo` is written as null, never left out; `photoPlaceholder` is
+        // written beside a null photo (Catch.encode).
+        let record = try Self.fields(Catch.self)
+            .subtracting([Field(name: "photo", optional: true)])
+            .union([Field(name: "photo", optional: false), Field(name: "photoPlaceholder", optional: true)])
+        Self.expectSame(
+            Self.documentedFields(try Self.record(after: "### Catches", in: document)), record, "the catch record")
+        Self.expectSame(
+            Self.documentedFields(try Self.record(after: "### Catches", label: "Conditions", in: document)),
+            try Self.fields(CatchConditions.self), "a catch's conditions")
+
+        let rest = try Self.split(document).rest
+        let deleted = try #require(Self.row(CatchEvents.deleted, in: rest), "catch.deleted is not in the events summary")
+        Self.expectSame(Self.documentedFields(deleted[1]), try Self.fields(CatchDeleted.self), "the catch.deleted event")
+        for (event, type) in [
+            (WeatherEvents.conditionsReady, ConditionsReady.self),
+            (WeatherEvents.conditionsUnavailable, ConditionsUnavailable.self),
+        ] as [(String, any Documented.Type)] {
+            let cells = try #require(Self.row(event, in: rest), "\(event) is not in the events published")
+            Self.expectSame(Self.documentedFields(cells[2]), try Self.fields(type), "the \(event) event")
+        }
+
+        // The weather-fetcher's methods have a body table each under their heading, and the
+        // conditions object one listing its fields.
+        let index = Self.indexRows(try Self.split(document).index)
+        for (name, kind, service) in [
+            (WeatherMethods.get.name, WeatherMethods.get.kind, WeatherMethods.get.service),
+            (WeatherMethods.conditions.name, WeatherMethods.conditions.kind, WeatherMethods.conditions.service),
+        ] {
+            let indexed = index.first { $0.name == name }
+            #expect(indexed?.kind == kind.rawValue, "\(name): the index and the contract disagree on its kind")
+            #expect(indexed?.service == service, "\(name): the index and the contract disagree on its service")
+        }
+        Self.expectSame(
+            try Self.bodyTable(after: "#### `weather.get`", in: document), try Self.fields(WeatherGet.self),
+            "weather.get body")
+        Self.expectSame(
+            try Self.bodyTable(after: "#### `weather.conditions.get`", in: document), try Self.fields(ConditionsGet.self),
+            "weather.conditions.get body")
+        let names = try Self.tableNames(after: "#### `conditions` object", in: document)
+        let typed = Set(try Self.fields(Conditions.self).map(\.name))
+        #expect(names == typed, """
+            the conditions object: docs/protocol.md lists \(names.sorted()), the type has \(typed.sorted()); \
+            documented only: \(names.subtracting(typed).sorted()), in the type only: \(typed.subtracting(names).sorted())
+            """)
+    }
+}

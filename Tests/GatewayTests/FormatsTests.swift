@@ -1,5 +1,6 @@
 // The CLI's pure parts: money typed as decimals, quantities, CSV quoting, GeoJSON shape,
 // durations, progress bars and the times people type.
+import Contracts
 import Foundation
 import Testing
 import Wire
@@ -169,16 +170,17 @@ struct GeoJSONTests {
     }
 
     @Test("catch features carry id, species, caughtAt, weight and water")
-    func catchFeature() {
-        let fish: JSONValue = [
-            "id": "c1", "species": "Bass", "caughtAt": "2026-05-01T06:30:00Z", "weight": 4.1, "weightUnit": "lb",
-            "water": "salt", "latitude": 36.6, "longitude": -121.9, "bait": "squid",
-        ]
-        let feature = CatchMap.feature(fish)
+    func catchFeature() throws {
+        let at = try #require(WireTime.parse("2026-05-01T06:30:00Z"))
+        let fish = Catch(
+            id: "c1", species: "Bass", weight: Milli(thousandths: 4_100), weightUnit: .lb, bait: "squid", water: .salt,
+            latitude: 36.6, longitude: -121.9, caughtAt: at, released: false, createdAt: at, updatedAt: at)
+        let feature = try CatchMap.feature(fish)
         #expect(feature["geometry"]?["coordinates"] == [-121.9, 36.6])
         let properties = feature["properties"]?.objectValue ?? [:]
         #expect(Set(properties.keys) == ["id", "species", "caughtAt", "weight", "weightUnit", "water"])
         #expect(properties["weight"] == 4.1)
+        #expect(properties["caughtAt"] == .string(WireTime.format(at)))
     }
 }
 
@@ -250,7 +252,7 @@ struct TimeTests {
         #expect(NegativeNumbers.arrange(["expense", "list", "-h"]) == ["expense", "list", "-h"])
         #expect(NegativeNumbers.arrange(["expense", "add", "--", "-5"]) == ["expense", "add", "--", "-5"])
         let parsed = try Logbook.parseAsRoot(NegativeNumbers.arrange(["expense", "add", "Lunch", "-5"]))
-        #expect(parsed is ExpenseAdd)
+        #expect(parsed is Gateway.ExpenseAdd)
         #expect(throws: ServiceError.self) { try Money.parse("-5") }
         do {
             _ = try Money.parse("-5")

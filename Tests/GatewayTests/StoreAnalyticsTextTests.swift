@@ -149,10 +149,11 @@ struct AnalyticsTextTests {
 
     @Test("shares as percentages, ratios with 2 decimals, worked time as hours and minutes")
     func numbers() {
-        #expect(Analytics.percent(0.75) == "75%")
-        #expect(Analytics.percent(0.667) == "66.7%")
-        #expect(Analytics.percent(1) == "100%")
-        #expect(Analytics.percent(nil) == "-")
+        #expect(Analytics.percent(share: Decimal(string: "0.75")!) == "75%")
+        #expect(Analytics.percent(share: Decimal(string: "0.667")!) == "66.7%")
+        #expect(Analytics.percent(share: Decimal(string: "0.0005")!) == "0.1%")
+        #expect(Analytics.percent(share: 1) == "100%")
+        #expect(Analytics.percent(share: 0) == "0%")
         #expect(Analytics.number(27.08) == "27.08")
         #expect(Analytics.number(25) == "25.00")
         #expect(Analytics.worked(milliseconds: 30_600_000) == "8h 30m")
@@ -233,8 +234,8 @@ struct AnalyticsTextTests {
     }
 
     @Test("suggestions: each condition's top bucket with count and share, the basis, best baits")
-    func suggest() {
-        let suggestions: JSONValue = [
+    func suggest() throws {
+        let json: JSONValue = [
             "species": "pike", "catches": 6, "ready": 4, "pending": 1, "unavailable": 1, "confidence": "low",
             "basis": "based on 4 catches: low confidence",
             "note": "not counted: 1 still waiting for weather conditions; 1 without conditions (unavailable)",
@@ -242,13 +243,17 @@ struct AnalyticsTextTests {
                 [
                     "condition": "temperatureBand", "label": "temperature", "catches": 4,
                     "best": ["bucket": "10 to 15 °C", "count": 3, "share": 0.75, "baits": [["bait": "worm", "count": 2, "share": 0.667]]],
-                    "buckets": [["bucket": "10 to 15 °C", "count": 3, "share": 0.75], ["bucket": "5 to 10 °C", "count": 1, "share": 0.25]],
+                    "buckets": [
+                        ["bucket": "10 to 15 °C", "count": 3, "share": 0.75, "baits": []],
+                        ["bucket": "5 to 10 °C", "count": 1, "share": 0.25, "baits": []],
+                    ],
                     "confidence": "low", "basis": "based on 4 catches: low confidence",
                 ],
                 ["condition": "tidePhase", "label": "tide", "catches": 0, "buckets": [], "confidence": "none", "basis": "…"],
             ],
             "baits": [["bait": "worm", "count": 5, "share": 0.833], ["bait": "spinner", "count": 1, "share": 0.167]],
         ]
+        let suggestions = try json.decode(Suggestions.self)
         let text = SuggestText.summary(suggestions)
         #expect(text.hasPrefix("pike: 6 catches; based on 4 catches: low confidence\nnot counted: 1 still waiting"), "\(text)")
         #expect(text.contains("temperature  10 to 15 °C   3 of 4  75%    worm (2)"), "\(text)")
@@ -258,12 +263,13 @@ struct AnalyticsTextTests {
     }
 
     @Test("suggestions: a three-way tie is shown as a tie, not one winner")
-    func suggestTie() {
+    func suggestTie() throws {
         let bucket = { (name: String) -> JSONValue in
             ["bucket": .string(name), "count": 2, "share": 0.333, "baits": [["bait": "worm", "count": 1, "share": 0.5]]]
         }
-        let suggestions: JSONValue = [
+        let json: JSONValue = [
             "catches": 6, "ready": 6, "pending": 0, "unavailable": 0, "confidence": "medium", "basis": "based on 6 catches",
+            "baits": [],
             "conditions": [
                 [
                     "condition": "timeOfDay", "label": "time of day", "catches": 6, "best": bucket("dawn"),
@@ -271,7 +277,7 @@ struct AnalyticsTextTests {
                 ]
             ],
         ]
-        let text = SuggestText.summary(suggestions)
+        let text = SuggestText.summary(try json.decode(Suggestions.self))
         #expect(text.contains("dawn = dusk = night (3-way tie)"), "\(text)")
         #expect(text.contains("2 of 6 each"), "\(text)")
     }

@@ -34,10 +34,11 @@ struct CatchTests {
         let records = try Harness()
         let id = try await records.ok("records.catch.add", catchBody)["id"]!.string
         try await records.host.database.write { db in
-            try db.execute(sql: "UPDATE fishCatch SET conditionsStatus = 'ready', conditionsSummary = '{\"t\":12}'")
+            // the summary as CatchConditions.swift stores it: the one-line text, as JSON
+            try db.execute(sql: "UPDATE fishCatch SET conditionsStatus = 'ready', conditionsSummary = '\"12°C, overcast\"'")
         }
         let renamed = try await records.ok("records.catch.update", #"{"id":"\#(id)","bait":"worm"}"#)
-        #expect(renamed["conditions"] == ["status": "ready", "summary": ["t": 12]])
+        #expect(renamed["conditions"] == ["status": "ready", "summary": "12°C, overcast"])
         let moved = try await records.ok("records.catch.update", #"{"id":"\#(id)","latitude":60}"#)
         #expect(moved["conditions"] == ["status": "pending"])
         let retimed = try await records.ok("records.catch.update", #"{"id":"\#(id)","caughtAt":"\#(time(-3600))"}"#)

@@ -15,8 +15,9 @@ struct ConditionsTests {
         water: String? = nil
     ) -> Event {
         var conditions: [String: JSONValue] = [
-            "latitude": .number(latitude), "longitude": .number(longitude),
-            "hour": .string(WireTime.format(hour)), "moonPhase": "full moon",
+            "source": "archive", "latitude": .number(latitude), "longitude": .number(longitude),
+            "hour": .string(WireTime.format(hour)), "moonPhase": "full moon", "moonAgeDays": 14.2,
+            "moonIllumination": 0.99, "tide": "skipped",
         ]
         if let water { conditions["water"] = .string(water) }
         return Event(

@@ -1,4 +1,5 @@
 // The pure math behind the buckets, at their boundaries (docs/weather-buckets.md).
+import Contracts
 import Foundation
 import Testing
 import Wire

@@ -214,7 +214,8 @@ extension Harness {
         var data: [String: JSONValue] = [
             "id": .string(id), "species": "Striped bass", "weight": 4.2, "weightUnit": "kg", "bait": "eel",
             "water": .string(water), "latitude": .number(latitude), "longitude": .number(longitude),
-            "caughtAt": .string(at), "released": true, "note": .null,
+            "caughtAt": .string(at), "released": true, "note": .null, "photo": .null,
+            "conditions": ["status": "pending"], "createdAt": .string(at), "updatedAt": .string(at),
         ]
         if let placeOrTimeChanged { data["placeOrTimeChanged"] = .bool(placeOrTimeChanged) }
         if let waterChanged { data["waterChanged"] = .bool(waterChanged) }
@@ -222,7 +223,7 @@ extension Harness {
     }
 
     func deletedEvent(id: String, user: String = "u1") -> Event {
-        Event(seq: nextSeq(), type: "catch.deleted", userId: user, at: Date(), data: ["id": .string(id)])
+        Event(seq: nextSeq(), type: "catch.deleted", userId: user, at: Date(), data: ["id": .string(id), "userId": .string(user)])
     }
 }
 

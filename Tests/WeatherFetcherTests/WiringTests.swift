@@ -2,6 +2,7 @@
 // LogbookService), over real ZeroMQ: a stand-in records service publishes `catch.created` from its outbox, the weather-fetcher's
 // checkpointed consumer turns it into a job, and `conditions.ready` comes out of the
 // weather-fetcher's own outbox, readable with `events.since`.
+import Contracts
 import Foundation
 import GRDB
 import Logging
@@ -15,14 +16,6 @@ import Wire
 @testable import WeatherFetcherService
 
 @Suite struct WiringTests {
-    struct AddCatch: Codable, Sendable {
-        var id: String
-        var latitude: Double
-        var longitude: Double
-        var caughtAt: String
-        var water: String
-    }
-
     @Test func catchEventsFromRecordsBecomeConditionsOverZeroMQ() async throws {
         let server = try StubHTTPServer(handler: Fixtures.openMeteo())
         defer { server.stop() }
@@ -44,8 +37,8 @@ import Wire
             descriptor: ServiceDescriptor(name: "records"), database: configuration.databaseSettings("records"),
             migrator: DatabaseMigrator(), eventsEndpoint: configuration.eventsEndpoint("records"), logger: logger)
         var router = records.makeRouter()
-        router.write("test.catch.add", access: .public) { (body: AddCatch, _, db) -> AddCatch in
-            try Outbox.append(db, type: "catch.created", userId: "u1", data: body)
+        router.write("test.catch.add", access: .public) { (body: Catch, _, db) -> Catch in
+            try Outbox.append(db, type: CatchEvents.created, userId: "u1", data: body)
             return body
         }
         let recordsServices = records.services(
@@ -62,12 +55,16 @@ import Wire
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let recordsClient = try ServiceClient(service: "records", endpoint: configuration.endpoint("records"))
+            let caught = try #require(WireTime.parse("2023-05-20T14:40:00Z"))
             let weatherClient = try ServiceClient(
                 service: WeatherFetcher.name, endpoint: configuration.endpoint(WeatherFetcher.name))
             _ = try await recordsClient.call(
                 "test.catch.add",
-                AddCatch(id: "c1", latitude: 41.5234, longitude: -70.6712, caughtAt: "2023-05-20T14:40:00Z", water: "salt"),
-                as: AddCatch.self)
+                Catch(
+                    id: "c1", species: "Striped bass", weight: Milli(thousandths: 4_200), weightUnit: .kg, bait: "eel",
+                    water: .salt, latitude: 41.5234, longitude: -70.6712, caughtAt: caught, released: true,
+                    createdAt: caught, updatedAt: caught),
+                as: Catch.self)
             let clock = ContinuousClock()
             let deadline = clock.now + .seconds(15)
             var events: [Event] = []

@@ -133,10 +133,11 @@ public struct AnalyticsService: Sendable {
             try TimeProjection.timeSaved(db, userId: userId, event.decode(TimeSavedEvent.self), at: event.at)
         case TimeEvents.timerChanged:
             try TimeProjection.timerChanged(db, userId: userId, event.decode(TimerState.self))
-        case "catch.created", "catch.updated":
-            try CatchProjection.putCatch(db, userId: userId, CatchPayload(event), batch: batch)
-        case "catch.deleted":
-            try CatchProjection.deleteCatch(db, userId: userId, id: event.decode(IdPayload.self).id, batch: batch)
+        case CatchEvents.created, CatchEvents.updated:
+            // `catch.updated` is the record plus two flags, which the projection does not need
+            try CatchProjection.putCatch(db, userId: userId, event.decode(Catch.self), batch: batch)
+        case CatchEvents.deleted:
+            try CatchProjection.deleteCatch(db, userId: userId, id: event.decode(CatchDeleted.self).id, batch: batch)
         default:
             break
         }
@@ -145,11 +146,11 @@ public struct AnalyticsService: Sendable {
     /// Weather-fetcher's events: `conditions.ready` and `conditions.unavailable`.
     static func applyWeatherEvent(_ db: Database, _ event: Event, _ batch: ProjectionBatch) throws {
         switch event.type {
-        case "conditions.ready":
-            try CatchProjection.conditionsReady(db, userId: event.userId, ConditionsReadyPayload(event), batch: batch)
-        case "conditions.unavailable":
+        case WeatherEvents.conditionsReady:
+            try CatchProjection.conditionsReady(db, userId: event.userId, event.decode(ConditionsReady.self), batch: batch)
+        case WeatherEvents.conditionsUnavailable:
             try CatchProjection.conditionsUnavailable(
-                db, userId: event.userId, event.decode(ConditionsUnavailablePayload.self), batch: batch)
+                db, userId: event.userId, event.decode(ConditionsUnavailable.self), batch: batch)
         default:
             break
         }
@@ -194,7 +195,7 @@ public struct AnalyticsService: Sendable {
             let at = now()
             return try await database.read { db in try TimeQueries.summary(db, userId: context.userId, now: at) }
         }
-        router.read("analytics.suggest") { (body: SuggestBody, context) in
+        router.read(SuggestMethods.suggest) { body, context in
             try await database.read { db in try SuggestQueries.suggest(db, userId: context.userId, body: body) }
         }
         return router

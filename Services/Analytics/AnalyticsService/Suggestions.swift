@@ -9,6 +9,7 @@
 // made for the catch's current place and hour (an answer for the place before an edit
 // counts as pending until the new one comes). Catches still pending, or whose conditions
 // are unavailable, are counted under the `status` dimension and reported.
+import Contracts
 import Foundation
 import GRDB
 import Runtime
@@ -50,15 +51,15 @@ enum CatchProjection {
             longitude = row["longitude"]
         }
 
-        init(userId: String, _ payload: CatchPayload) {
-            id = payload.id
+        init(userId: String, _ fish: Catch) {
+            id = fish.id
             self.userId = userId
-            species = CatchProjection.key(payload.species)
-            water = payload.water == "salt" ? "salt" : "fresh"
-            bait = CatchProjection.key(payload.bait ?? "")
-            caughtAt = payload.caughtAt?.ms
-            latitude = payload.latitude
-            longitude = payload.longitude
+            species = CatchProjection.key(fish.species)
+            water = fish.water.rawValue
+            bait = CatchProjection.key(fish.bait)
+            caughtAt = fish.caughtAt.ms
+            latitude = fish.latitude
+            longitude = fish.longitude
         }
 
         var placeAndTime: [Double?] { [caughtAt.map(Double.init), latitude, longitude] }
@@ -156,7 +157,7 @@ enum CatchProjection {
 
     // MARK: Events
 
-    static func putCatch(_ db: Database, userId: String, _ payload: CatchPayload, batch: ProjectionBatch) throws {
+    static func putCatch(_ db: Database, userId: String, _ payload: Catch, batch: ProjectionBatch) throws {
         let new = Fish(userId: userId, payload)
         var answer = try answer(db, catchId: new.id)
         if let old = try fish(db, id: new.id) {
@@ -190,26 +191,26 @@ enum CatchProjection {
     }
 
     static func conditionsReady(
-        _ db: Database, userId: String?, _ payload: ConditionsReadyPayload, batch: ProjectionBatch
+        _ db: Database, userId: String?, _ payload: ConditionsReady, batch: ProjectionBatch
     ) throws {
         let c = payload.conditions
         try replaceAnswer(
             db, catchId: payload.catchId, userId: userId, batch: batch,
             values: [
-                "ready", nil, c.hour?.ms, c.latitude, c.longitude, c.temperatureBand, c.pressureBand, c.pressureTrend,
+                "ready", nil, c.hour.ms, c.latitude, c.longitude, c.temperatureBand, c.pressureBand, c.pressureTrend,
                 c.beaufort.map { "\($0) Bft" }, c.windDirection, c.sky, c.timeOfDay, c.moonPhase, c.tidePhase,
-                c.tideHeightBand, c.water,
+                c.tideHeightBand, c.water?.rawValue,
             ])
     }
 
     static func conditionsUnavailable(
-        _ db: Database, userId: String?, _ payload: ConditionsUnavailablePayload, batch: ProjectionBatch
+        _ db: Database, userId: String?, _ payload: ConditionsUnavailable, batch: ProjectionBatch
     ) throws {
         try replaceAnswer(
             db, catchId: payload.catchId, userId: userId, batch: batch,
             values: [
-                "unavailable", payload.reason ?? "unavailable", payload.hour?.ms, payload.latitude, payload.longitude,
-                nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, payload.water,
+                "unavailable", payload.reason, payload.hour?.ms, payload.latitude, payload.longitude,
+                nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, payload.water?.rawValue,
             ])
     }
 
@@ -234,56 +235,7 @@ enum CatchProjection {
 
 // MARK: Suggest
 
-struct SuggestBody: Decodable, Sendable {
-    var species: String?
-    var water: String?
-}
-
-struct BucketCount: Codable, Sendable, Equatable {
-    var bucket: String
-    var count: Int
-    /// count / catches with a value for this condition, 3 decimals.
-    var share: Decimal
-    /// The baits most caught in this bucket (up to 3).
-    var baits: [BaitCount]
-}
-
-struct BaitCount: Codable, Sendable, Equatable {
-    var bait: String
-    var count: Int
-    var share: Decimal
-}
-
-struct ConditionSuggestion: Codable, Sendable, Equatable {
-    var condition: String
-    var label: String
-    /// Ready catches with a value for this condition.
-    var catches: Int
-    /// The most frequent bucket (ties: alphabetical); nil without data.
-    var best: BucketCount?
-    var buckets: [BucketCount]
-    var confidence: String
-    var basis: String
-}
-
-struct Suggestions: Codable, Sendable, Equatable {
-    var species: String?
-    var water: String?
-    /// Catches matching the filter, whatever the state of their conditions.
-    var catches: Int
-    var ready: Int
-    var pending: Int
-    var unavailable: Int
-    /// none | low (< 5) | medium (5–19) | high (≥ 20), from the catches with conditions.
-    var confidence: String
-    /// "based on 4 catches: low confidence"
-    var basis: String
-    /// What is not counted yet, and why.
-    var note: String?
-    var conditions: [ConditionSuggestion]
-    /// Baits of every matching catch, most caught first.
-    var baits: [BaitCount]
-}
+// The request and result are `SuggestRequest` and `Suggestions` (Shared/Contracts/Suggestions.swift).
 
 enum SuggestQueries {
     static func confidence(_ n: Int) -> String {
@@ -305,10 +257,7 @@ enum SuggestQueries {
         total == 0 ? 0 : (Decimal(count) / Decimal(total)).rounded(3)
     }
 
-    static func suggest(_ db: Database, userId: String, body: SuggestBody) throws -> Suggestions {
-        if let water = body.water, water != "fresh", water != "salt" {
-            throw ServiceError.invalid("water", "must be fresh or salt (got \"\(water)\")")
-        }
+    static func suggest(_ db: Database, userId: String, body: SuggestRequest) throws -> Suggestions {
         let species = body.species.map(CatchProjection.key)
         if let text = body.species, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw ServiceError.invalid("species", "must not be empty when given")
@@ -319,7 +268,7 @@ enum SuggestQueries {
             cached: """
                 SELECT dimension, bucket, bait, n FROM catchTally WHERE userId = ? AND species = ? AND water = ?
                 """,
-            arguments: [userId, species ?? CatchProjection.any, body.water ?? CatchProjection.any])
+            arguments: [userId, species ?? CatchProjection.any, body.water?.rawValue ?? CatchProjection.any])
         // dimension → bucket → bait → count
         var counts: [String: [String: [String: Int]]] = [:]
         for row in rows {

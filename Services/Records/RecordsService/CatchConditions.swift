@@ -15,7 +15,7 @@ extension RecordsService {
     public static func applyWeatherEvent(_ db: Database, _ event: Event) throws {
         guard let userId = event.userId else { return }
         switch event.type {
-        case "conditions.ready":
+        case WeatherEvents.conditionsReady:
             let ready = try event.decode(ConditionsReady.self)
             guard let row = try pendingCatch(db, userId: userId, id: ready.catchId),
                 matches(row, ready.conditions.latitude, ready.conditions.longitude, ready.conditions.hour),
@@ -27,7 +27,7 @@ extension RecordsService {
                     WHERE userId = ? AND id = ?
                     """,
                 arguments: [JSONValue.string(ready.summary).jsonText, userId, ready.catchId])
-        case "conditions.unavailable":
+        case WeatherEvents.conditionsUnavailable:
             let unavailable = try event.decode(ConditionsUnavailable.self)
             guard let row = try pendingCatch(db, userId: userId, id: unavailable.catchId) else { return }
             if let latitude = unavailable.latitude, let longitude = unavailable.longitude, let hour = unavailable.hour,
@@ -62,35 +62,11 @@ extension RecordsService {
     }
 
     /// The answer was made for the catch's water (answers from before this was sent say nothing).
-    private static func sameWater(_ row: Row, _ water: String?) -> Bool {
+    private static func sameWater(_ row: Row, _ water: Water?) -> Bool {
         guard let water else { return true }
-        return (row["water"] as String?) == water
+        return (row["water"] as String?) == water.rawValue
     }
 
     /// Two decimals, as the weather-fetcher rounds the place it asks for.
     private static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
-}
-
-/// `conditions.ready` data, as far as records needs it.
-struct ConditionsReady: Decodable {
-    struct Place: Decodable {
-        var latitude: Double
-        var longitude: Double
-        var hour: Date
-        var water: String?
-    }
-
-    var catchId: String
-    var summary: String
-    var conditions: Place
-}
-
-/// `conditions.unavailable` data; the place and time are absent from older events.
-struct ConditionsUnavailable: Decodable {
-    var catchId: String
-    var reason: String
-    var latitude: Double?
-    var longitude: Double?
-    var hour: Date?
-    var water: String?
 }

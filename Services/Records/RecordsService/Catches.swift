@@ -12,53 +12,12 @@ import Runtime
 import Storage
 import Wire
 
-enum WeightUnit: String, WireEnum { case kg, lb }
-enum LengthUnit: String, WireEnum { case cm, `in` }
-enum Water: String, WireEnum { case fresh, salt }
-enum ConditionsStatus: String, WireEnum { case pending, ready, unavailable }
-
-struct Conditions: Codable, Sendable, Equatable {
-    var status: ConditionsStatus
-    var reason: String?
-    var summary: JSONValue?
-
-    static let pending = Conditions(status: .pending)
-}
-
-struct Catch: Encodable, Sendable, Equatable {
-    var id: String
-    var species: String
-    var weight: Milli
-    var weightUnit: WeightUnit
-    var length: Milli?
-    var lengthUnit: LengthUnit?
-    var bait: String
-    var water: Water
-    var latitude: Double
-    var longitude: Double
-    var caughtAt: Date
-    var note: String?
-    var released: Bool
-    /// Nil shows the placeholder (`photoPlaceholder: "fish-shadow"`, the seed's fish shadow).
-    var photo: Photo?
-    var conditions: Conditions
-    var createdAt: Date
-    var updatedAt: Date
-
+extension Catch {
+    /// A new catch made at `at`, before the request's fields are applied.
     init(id: String, at: Date) {
-        self.id = id
-        species = ""
-        weight = Milli(thousandths: 0)
-        weightUnit = .kg
-        bait = ""
-        water = .fresh
-        latitude = 0
-        longitude = 0
-        caughtAt = at
-        released = false
-        conditions = .pending
-        createdAt = at
-        updatedAt = at
+        self.init(
+            id: id, species: "", weight: Milli(thousandths: 0), weightUnit: .kg, bait: "", water: .fresh, latitude: 0,
+            longitude: 0, caughtAt: at, released: false, createdAt: at, updatedAt: at)
     }
 
     static func find(_ db: Database, userId: String, id: String) throws -> Catch {
@@ -67,14 +26,6 @@ struct Catch: Encodable, Sendable, Equatable {
                 db, sql: "SELECT * FROM catchView WHERE userId = ? AND id = ?", arguments: [userId, id])
         else { throw notFound("catch", id) }
         return try CatchRow.fish(row)
-    }
-
-    /// The weight in milligrams, whatever its unit, so that lists sort kg and lb together.
-    var weightMg: Int64 {
-        switch weightUnit {
-        case .kg: weight.thousandths * 1000
-        case .lb: (weight.thousandths * 45_359_237 + 50_000) / 100_000  // 1 lb = 453.59237 g
-        }
     }
 
     /// Rules that hold whatever an add or update leaves.
@@ -89,92 +40,6 @@ struct Catch: Encodable, Sendable, Equatable {
         try checkLatitude(latitude)
         try checkLongitude(longitude)
     }
-
-    static let photoPlaceholder = "fish-shadow"
-
-    enum CodingKeys: String, CodingKey {
-        case id, species, weight, weightUnit, length, lengthUnit, bait, water, latitude, longitude, caughtAt, note
-        case released, photo, photoPlaceholder, conditions, createdAt, updatedAt
-    }
-
-    /// Written out for `photo`: an explicit `null` plus the placeholder when there is none.
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(species, forKey: .species)
-        try c.encode(weight, forKey: .weight)
-        try c.encode(weightUnit, forKey: .weightUnit)
-        try c.encodeIfPresent(length, forKey: .length)
-        try c.encodeIfPresent(lengthUnit, forKey: .lengthUnit)
-        try c.encode(bait, forKey: .bait)
-        try c.encode(water, forKey: .water)
-        try c.encode(latitude, forKey: .latitude)
-        try c.encode(longitude, forKey: .longitude)
-        try c.encode(caughtAt, forKey: .caughtAt)
-        try c.encodeIfPresent(note, forKey: .note)
-        try c.encode(released, forKey: .released)
-        if let photo {
-            try c.encode(photo, forKey: .photo)
-        } else {
-            try c.encodeNil(forKey: .photo)
-            try c.encode(Self.photoPlaceholder, forKey: .photoPlaceholder)
-        }
-        try c.encode(conditions, forKey: .conditions)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-    }
-}
-
-/// `catch.updated`: the record plus whether its place or time, or its water, changed
-/// (either refetches the conditions).
-struct CatchUpdated: Encodable, Sendable {
-    var record: Catch
-    var placeOrTimeChanged: Bool
-    var waterChanged: Bool = false
-
-    enum Keys: String, CodingKey { case placeOrTimeChanged, waterChanged }
-
-    func encode(to encoder: any Encoder) throws {
-        try record.encode(to: encoder)
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(placeOrTimeChanged, forKey: .placeOrTimeChanged)
-        try container.encode(waterChanged, forKey: .waterChanged)
-    }
-}
-
-struct CatchAdd: Decodable, Sendable {
-    var species: String
-    var weight: Milli
-    var weightUnit: WeightUnit
-    var length: Milli?
-    var lengthUnit: LengthUnit?
-    var bait: String?
-    var water: Water
-    var latitude: Double
-    var longitude: Double
-    var caughtAt: Date?
-    var note: String?
-    var released: Bool?
-    /// The image's bytes, standard base64.
-    var photo: String?
-}
-
-struct CatchUpdate: Decodable, Sendable {
-    var id: String
-    var species: String?
-    var weight: Milli?
-    var weightUnit: WeightUnit?
-    var length: Patch<Milli>
-    var lengthUnit: Patch<LengthUnit>
-    var bait: String?
-    var water: Water?
-    var latitude: Double?
-    var longitude: Double?
-    var caughtAt: Date?
-    var note: Patch<String>
-    var released: Bool?
-    /// New bytes (base64) replace the photo; `null` removes it.
-    var photo: Patch<String>
 }
 
 /// A write's body with what its photo work left for the commit and for `settle`.
@@ -183,55 +48,12 @@ struct WithPhoto<Body: Sendable>: Sendable {
     var work: PhotoWork
 }
 
-struct PhotoGet: Decodable, Sendable {
-    var id: String
-    var thumbnail: Bool?
-}
-
-struct PhotoData: Encodable, Sendable {
-    var contentType: String
-    /// Standard base64.
-    var data: String
-    var hash: String
-    var width: Int
-    var height: Int
-}
-
-enum CatchSort: String, WireEnum { case date, weight, species }
-
-struct CatchList: Decodable, Sendable {
-    var water: Water?
-    var sort: CatchSort?
-    var cursor: String?
-    var limit: Int?
-}
-
-struct CatchBestsBody: Decodable, Sendable {
-    var water: Water?
-}
-
-/// A species' personal best: its heaviest catch and how many of that species there are.
-struct SpeciesBest: Encodable, Sendable {
-    var species: String
-    var catches: Int
-    var best: Catch
-}
-
-struct CatchBests: Encodable, Sendable {
-    var bests: [SpeciesBest]
-}
-
-struct CatchDeleted: Codable, Sendable {
-    var id: String
-    var userId: String
-}
-
 extension Records {
     func registerCatches(_ router: inout Router) {
         let photoLimit = photos.settings.requestMaxBytes
-        router.write(
-            "records.catch.add", maxBytes: photoLimit,
-            prepare: { (body: CatchAdd, context) in
+        router.writeSettling(
+            CatchMethods.add, maxBytes: photoLimit,
+            prepare: { body, context in
                 var work = PhotoWork()
                 if let base64 = body.photo { work = try await photos.prepare(base64: base64, user: context.userId) }
                 return WithPhoto(body: body, work: work)
@@ -261,17 +83,17 @@ extension Records {
                     fish.photo = photo
                 }
                 try CatchRow(fish, userId: context.userId).insert(db)
-                try Outbox.append(db, type: "catch.created", userId: context.userId, data: fish, at: at)
+                try Outbox.append(db, type: CatchEvents.created, userId: context.userId, data: fish, at: at)
                 return fish
             }, settle: { await photos.settle($0.work) })
 
-        router.read("records.catch.get") { (body: IdBody, context) in
+        router.read(CatchMethods.get) { body, context in
             try await database.read { db in try Catch.find(db, userId: context.userId, id: body.id) }
         }
 
-        router.write(
-            "records.catch.update", maxBytes: photoLimit,
-            prepare: { (body: CatchUpdate, context) in
+        router.writeSettling(
+            CatchMethods.update, maxBytes: photoLimit,
+            prepare: { body, context in
                 var work = PhotoWork()
                 if case .set(let base64) = body.photo {
                     work = try await photos.prepare(base64: base64, user: context.userId)
@@ -314,7 +136,7 @@ extension Records {
                 if let photo = fish.photo, photo != before.photo { try PhotoStore.reference(db, photo) }
                 try CatchRow(fish, userId: context.userId).update(db)
                 try Outbox.append(
-                    db, type: "catch.updated", userId: context.userId,
+                    db, type: CatchEvents.updated, userId: context.userId,
                     data: CatchUpdated(record: fish, placeOrTimeChanged: placeOrTimeChanged, waterChanged: waterChanged), at: at)
                 if let old = before.photo, old.hash != fish.photo?.hash {
                     try PhotoStore.dereference(db, old, work: prepared.work)
@@ -322,20 +144,20 @@ extension Records {
                 return fish
             }, settle: { await photos.settle($0.work) })
 
-        router.write(
-            "records.catch.delete", prepare: { (body: IdBody, _) in WithPhoto(body: body, work: PhotoWork()) },
+        router.writeSettling(
+            CatchMethods.delete, prepare: { body, _ in WithPhoto(body: body, work: PhotoWork()) },
             { prepared, context, db in
                 let fish = try Catch.find(db, userId: context.userId, id: prepared.body.id)
                 try CatchRow.delete(db, userId: context.userId, id: fish.id)
                 if let photo = fish.photo { try PhotoStore.dereference(db, photo, work: prepared.work) }
                 try Outbox.append(
-                    db, type: "catch.deleted", userId: context.userId,
+                    db, type: CatchEvents.deleted, userId: context.userId,
                     data: CatchDeleted(id: fish.id, userId: context.userId),
                     at: now())
                 return Deleted()
             }, settle: { await photos.settle($0.work) })
 
-        router.read("records.catch.photo.get") { (body: PhotoGet, context) in
+        router.read(CatchMethods.photo) { body, context in
             let find = { @Sendable in
                 try await database.read { db in try Catch.find(db, userId: context.userId, id: body.id) }
             }
@@ -362,7 +184,7 @@ extension Records {
                     height: photo.height)
         }
 
-        router.read("records.catch.list") { (body: CatchList, context) in
+        router.read(CatchMethods.list) { body, context in
             let limit = try Pagination.limit(body.limit)
             let sort = body.sort ?? .date
             let cursor = try Cursor.decode(body.cursor, sort: sort.rawValue)
@@ -408,7 +230,7 @@ extension Records {
     /// the heaviest catch — kg and lb compared as mass; on a tie the earlier catch holds it —
     /// and the species' number of catches; species A→Z.
     func bestsRoute(_ router: inout Router, database: any DatabaseReader) {
-        router.read("records.catch.bests") { (body: CatchBestsBody, context) in
+        router.read(CatchMethods.bests) { body, context in
             let water = body.water?.rawValue
             return try await database.read { db in
                 let rows = try Row.fetchAll(
@@ -439,5 +261,20 @@ extension Records {
             rule:
                 "is required, 1–80 characters: the logbook warns when a catch has no bait (write \"unknown\" if you do not know it)"
         )
+    }
+}
+
+extension Router {
+    /// A write of the contract whose preparation leaves something outside the database (a
+    /// photo's files): Router's `write(_:prepare:_:settle:)` with the name, kind, request and
+    /// result types of `method`.
+    mutating func writeSettling<Body, Prepared: Sendable, Result>(
+        _ method: Contracts.Method<Body, Result>, maxBytes: Int = Router.defaultMaxBytes,
+        prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
+        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result,
+        settle: @escaping @Sendable (Prepared) async -> Void
+    ) {
+        precondition(method.kind == .write, "\(method.name) is a \(method.kind.rawValue): register it with read(_:)")
+        write(method.name, maxBytes: maxBytes, prepare: prepare, commit, settle: settle)
     }
 }

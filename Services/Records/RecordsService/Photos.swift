@@ -82,30 +82,8 @@ public struct PhotoSettings: Sendable {
     public var requestMaxBytes: Int { (maxBytes + 2) / 3 * 4 + 64 * 1024 }
 }
 
-/// A stored photo as the wire shows it (and as its `photo` row holds it).
-struct Photo: Codable, Sendable, Equatable {
-    var hash: String
-    var contentType: String
-    var bytes: Int
-    var width: Int
-    var height: Int
-    var thumbnail: PhotoThumbnail
-
-    init(hash: String, contentType: String, bytes: Int, width: Int, height: Int, thumbnail: PhotoThumbnail) {
-        self.hash = hash
-        self.contentType = contentType
-        self.bytes = bytes
-        self.width = width
-        self.height = height
-        self.thumbnail = thumbnail
-    }
-}
-
-struct PhotoThumbnail: Codable, Sendable, Equatable {
-    var hash: String
-    var width: Int
-    var height: Int
-}
+// A stored photo as the wire shows it (and as its `photo` row holds it) is `Photo`,
+// Shared/Contracts/Catches.swift.
 
 /// What a write did to photos, handed from `prepare` to `commit` to `settle`: the photo it
 /// uploaded (its files written and pinned) and the hashes whose rows its commit deleted.

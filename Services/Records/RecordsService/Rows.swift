@@ -229,9 +229,11 @@ struct AttendanceRow: Codable, OwnedRow, PersistableRecord {
     }
 }
 
-/// A row of `fishCatch`. `weightMg` is the weight in milligrams whatever its unit (what lists
-/// sort by); the conditions' summary is stored as JSON text. A catch is read from
-/// `catchView`, which adds its photo's columns (`CatchPhotoColumns`).
+/// A row of `fishCatch`: the catch's fields (`Catch`, Shared/Contracts/Catches.swift) with
+/// the conditions spread over three columns and the photo by its hash. `weightMg` is the
+/// weight in milligrams whatever its unit (what lists sort by); the conditions' summary is
+/// stored as JSON text. A catch is read from `catchView`, which adds its photo's columns
+/// (`CatchPhotoColumns`).
 struct CatchRow: Codable, OwnedRow, PersistableRecord {
     static let databaseTableName = "fishCatch"
 
@@ -239,19 +241,19 @@ struct CatchRow: Codable, OwnedRow, PersistableRecord {
     var userId: String
     var species: String
     var weight: Milli
-    var weightUnit: String
+    var weightUnit: WeightUnit
     var weightMg: Int64
     var length: Milli?
-    var lengthUnit: String?
+    var lengthUnit: LengthUnit?
     var bait: String
-    var water: String
+    var water: Water
     var latitude: Double
     var longitude: Double
     var caughtAt: Int64
     var note: String?
     var released: Bool
     var photoHash: String?
-    var conditionsStatus: String
+    var conditionsStatus: ConditionsStatus
     var conditionsReason: String?
     var conditionsSummary: String?
     var createdAt: Int64
@@ -262,45 +264,34 @@ struct CatchRow: Codable, OwnedRow, PersistableRecord {
         self.userId = userId
         species = fish.species
         weight = fish.weight
-        weightUnit = fish.weightUnit.rawValue
+        weightUnit = fish.weightUnit
         weightMg = fish.weightMg
         length = fish.length
-        lengthUnit = fish.lengthUnit?.rawValue
+        lengthUnit = fish.lengthUnit
         bait = fish.bait
-        water = fish.water.rawValue
+        water = fish.water
         latitude = fish.latitude
         longitude = fish.longitude
         caughtAt = fish.caughtAt.ms
         note = fish.note
         released = fish.released
         photoHash = fish.photo?.hash
-        conditionsStatus = fish.conditions.status.rawValue
+        conditionsStatus = fish.conditions.status
         conditionsReason = fish.conditions.reason
-        conditionsSummary = fish.conditions.summary?.jsonText
+        conditionsSummary = fish.conditions.summary.map { JSONValue.string($0).jsonText }
         createdAt = fish.createdAt.ms
         updatedAt = fish.updatedAt.ms
     }
 
     func fish(photo: Photo?) -> Catch {
-        var fish = Catch(id: id, at: Date(ms: createdAt))
-        fish.species = species
-        fish.weight = weight
-        fish.weightUnit = WeightUnit(rawValue: weightUnit) ?? .kg
-        fish.length = length
-        fish.lengthUnit = lengthUnit.flatMap(LengthUnit.init(rawValue:))
-        fish.bait = bait
-        fish.water = Water(rawValue: water) ?? .fresh
-        fish.latitude = latitude
-        fish.longitude = longitude
-        fish.caughtAt = Date(ms: caughtAt)
-        fish.note = note
-        fish.released = released
-        fish.photo = photo
-        fish.conditions = Conditions(
-            status: ConditionsStatus(rawValue: conditionsStatus) ?? .pending, reason: conditionsReason,
-            summary: conditionsSummary.flatMap { try? JSONValue.parse($0) })
-        fish.updatedAt = Date(ms: updatedAt)
-        return fish
+        // the summary is JSON text: a string (anything else is shown as its JSON)
+        let summary = conditionsSummary.flatMap { try? JSONValue.parse($0) }.map { $0.stringValue ?? $0.jsonText }
+        return Catch(
+            id: id, species: species, weight: weight, weightUnit: weightUnit, length: length, lengthUnit: lengthUnit,
+            bait: bait, water: water, latitude: latitude, longitude: longitude, caughtAt: Date(ms: caughtAt), note: note,
+            released: released, photo: photo,
+            conditions: CatchConditions(status: conditionsStatus, reason: conditionsReason, summary: summary),
+            createdAt: Date(ms: createdAt), updatedAt: Date(ms: updatedAt))
     }
 
     /// A catch from a row of `catchView` (a projection: keep reading it with SQL).
@@ -310,6 +301,12 @@ struct CatchRow: Codable, OwnedRow, PersistableRecord {
         return stored.fish(photo: stored.photoHash.flatMap(photo.photo(hash:)))
     }
 }
+
+// A catch's enums are stored as their wire names (TEXT columns).
+extension WeightUnit: DatabaseValueConvertible {}
+extension LengthUnit: DatabaseValueConvertible {}
+extension Water: DatabaseValueConvertible {}
+extension ConditionsStatus: DatabaseValueConvertible {}
 
 /// The photo columns `catchView` adds to a catch (all NULL without a photo).
 struct CatchPhotoColumns: Decodable, FetchableRecord {

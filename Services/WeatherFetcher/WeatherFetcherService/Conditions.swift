@@ -1,68 +1,15 @@
-// The conditions of one catch: raw hourly values at the catch hour with the buckets derived
-// from them (Buckets, Moon, Tide), and the one-line summary the catch list shows. This is
-// what `conditions.ready` carries and `weather.get` answers; docs/weather-buckets.md
-// documents every field.
+// The conditions of one catch (`Conditions`, Shared/Contracts/Conditions.swift) made from
+// the providers' answers: raw hourly values at the catch hour with the buckets derived from
+// them (Buckets, Moon, Tide), and the one-line summary the catch list shows.
+// docs/weather-buckets.md documents every field.
+import Contracts
 import Foundation
 import Wire
 
-public struct Conditions: Codable, Sendable, Equatable {
-    /// forecast | archive: which Open-Meteo API answered.
-    public var source: String
-    /// The UTC hour the values are for: the catch time rounded to the nearest hour.
-    public var hour: Date
-    /// The place asked for, rounded to 2 decimals (about 1 km).
-    public var latitude: Double
-    public var longitude: Double
-    /// fresh | salt: the water the catch had when these were fetched (a freshwater catch
-    /// gets no tide), so a consumer can tell an answer made before a change of water.
-    public var water: String?
-
-    public var temperatureC: Double?
-    public var temperatureBand: String?
-    public var pressureHpa: Double?
-    public var pressureBand: String?
-    /// Pressure at the catch hour minus 3 hours earlier, hPa, one decimal.
-    public var pressureChange3h: Double?
-    public var pressureTrend: String?
-    public var windSpeedKmh: Double?
-    public var windDirectionDeg: Double?
-    public var beaufort: Int?
-    public var windDirection: String?
-    public var cloudCoverPercent: Double?
-    public var precipitationMm: Double?
-    public var weatherCode: Int?
-    public var sky: String?
-    public var skyDescription: String?
-    public var isDay: Bool?
-    public var timeOfDay: String?
-
-    public var moonPhase: String
-    public var moonAgeDays: Double
-    public var moonIllumination: Double
-
-    /// measured | none (no sea here: freshwater or inland) | skipped (a freshwater catch) |
-    /// unavailable (the marine API refused or kept failing; see `tideNote`).
-    public var tide: String
-    public var tideNote: String?
-    public var tideHeightM: Double?
-    public var tidePhase: String?
-    public var tideHeightBand: String?
-    /// noaa | open-meteo: who gave the tide reading (with `tide: measured`).
-    public var tideSource: String?
-    /// MLLW (NOAA: mean lower low water) | MSL (Open-Meteo: mean sea level): what
-    /// `tideHeightM` is measured from.
-    public var tideDatum: String?
-    /// NOAA only: the station whose predictions were used and its distance from the place.
-    public var tideStation: String?
-    public var tideStationId: String?
-    public var tideStationKm: Double?
-    /// NOAA only: the first predicted high and low water after the catch time.
-    public var nextHigh: Date?
-    public var nextLow: Date?
-
+extension Conditions {
     /// "14°C, overcast, wind 3 Bft SW, pressure 1016 hPa rising slowly, rising tide"; parts
     /// whose values are missing are left out.
-    public var summary: String {
+    var summary: String {
         var parts: [String] = []
         if let temperatureC { parts.append("\(Int(temperatureC.rounded()))°C") }
         if let skyDescription { parts.append(skyDescription) }
@@ -176,10 +123,11 @@ enum TideInput: Sendable {
 extension Conditions {
     init(weather: WeatherSlice, tide: TideInput, latitude: Double, longitude: Double, at date: Date) {
         let now = weather.at(0) ?? WeatherSlice.Hour()
-        source = weather.source
-        hour = Date(timeIntervalSince1970: TimeInterval(weather.hour))
-        self.latitude = latitude
-        self.longitude = longitude
+        let moon = MoonPhase(at: date)
+        self.init(
+            source: weather.source, hour: Date(timeIntervalSince1970: TimeInterval(weather.hour)), latitude: latitude,
+            longitude: longitude, moonPhase: moon.name, moonAgeDays: (moon.age * 100).rounded() / 100,
+            moonIllumination: (moon.illumination * 1000).rounded() / 1000, tide: "none")
         temperatureC = now.temperature
         temperatureBand = now.temperature.map(Buckets.temperatureBand)
         pressureHpa = now.pressure
@@ -201,10 +149,6 @@ extension Conditions {
         isDay = now.isDay.map { $0 >= 0.5 }
         timeOfDay = Buckets.timeOfDay(
             before: weather.at(-1)?.isDay.map { $0 >= 0.5 }, at: isDay, after: weather.at(1)?.isDay.map { $0 >= 0.5 })
-        let moon = MoonPhase(at: date)
-        moonPhase = moon.name
-        moonAgeDays = (moon.age * 100).rounded() / 100
-        moonIllumination = (moon.illumination * 1000).rounded() / 1000
         switch tide {
         case .skipped:
             self.tide = "skipped"

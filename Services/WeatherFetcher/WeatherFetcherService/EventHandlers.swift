@@ -2,35 +2,13 @@
 // transaction: records' catch events become fetch jobs, auth's `user.deleted` purges.
 // An event this service cannot read is logged and skipped, never retried forever: one bad
 // event must not stop every later one.
+import Contracts
 import Foundation
 import GRDB
 import Logging
 import Runtime
 import Storage
 import Wire
-
-/// The part of records' catch snapshot this service needs.
-struct CatchSnapshot: Decodable, Sendable {
-    var id: String
-    var latitude: Double
-    var longitude: Double
-    var caughtAt: Date
-    var water: String?
-    /// Only on `catch.updated`.
-    var placeOrTimeChanged: Bool?
-    /// Only on `catch.updated`: fresh ↔ salt, so the tide must be fetched or dropped.
-    var waterChanged: Bool?
-}
-
-struct CatchRef: Decodable, Sendable {
-    var id: String
-}
-
-public enum RecordsEvents {
-    public static let catchCreated = "catch.created"
-    public static let catchUpdated = "catch.updated"
-    public static let catchDeleted = "catch.deleted"
-}
 
 struct EventHandlers: Sendable {
     let now: @Sendable () -> Date
@@ -42,31 +20,34 @@ struct EventHandlers: Sendable {
         logger[metadataKey: "event.seq"] = "\(event.seq)"
         logger[metadataKey: "event.type"] = "\(event.type)"
         switch event.type {
-        case RecordsEvents.catchCreated, RecordsEvents.catchUpdated:
-            guard let userId = event.userId, let snapshot = try? event.decode(CatchSnapshot.self) else {
+        case CatchEvents.created, CatchEvents.updated:
+            let isUpdate = event.type == CatchEvents.updated
+            let read = { () throws -> (Catch, changed: Bool) in
+                guard isUpdate else { return (try event.decode(Catch.self), true) }
+                let updated = try event.decode(CatchUpdated.self)
+                return (updated.record, updated.placeOrTimeChanged || updated.waterChanged)
+            }
+            guard let userId = event.userId, case let (fish, changed)? = try? read() else {
                 logger.error("catch event without a user or a readable catch; skipped")
                 return
             }
-            let isUpdate = event.type == RecordsEvents.catchUpdated
             // An update that changes neither place, time nor water keeps the conditions we have,
             // but a catch never seen (its creation predates this service) gets a job now.
-            if isUpdate && snapshot.placeOrTimeChanged != true && snapshot.waterChanged != true {
-                if try Jobs.exists(db, catchId: snapshot.id) { return }
-            }
+            if !changed, try Jobs.exists(db, catchId: fish.id) { return }
             let queued = try Jobs.enqueue(
-                db, catchId: snapshot.id, userId: userId, latitude: snapshot.latitude, longitude: snapshot.longitude,
-                at: snapshot.caughtAt, water: snapshot.water, now: now())
+                db, catchId: fish.id, userId: userId, latitude: fish.latitude, longitude: fish.longitude,
+                at: fish.caughtAt, water: fish.water.rawValue, now: now())
             if queued {
-                logger.debug("fetch queued", metadata: ["catch.id": "\(snapshot.id)"])
+                logger.debug("fetch queued", metadata: ["catch.id": "\(fish.id)"])
                 let wakeup = self.wakeup
                 db.afterNextTransaction(onCommit: { _ in wakeup.signal() })
             }
-        case RecordsEvents.catchDeleted:
-            guard let ref = try? event.decode(CatchRef.self) else {
+        case CatchEvents.deleted:
+            guard let deleted = try? event.decode(CatchDeleted.self) else {
                 logger.error("catch.deleted without an id; skipped")
                 return
             }
-            try Jobs.delete(db, catchId: ref.id)
+            try Jobs.delete(db, catchId: deleted.id)
         default:
             break
         }

@@ -5,6 +5,7 @@
 // from that station's high/low predictions instead; any NOAA failure falls back to the
 // marine API, never failing the catch on its own. Every call passes the rate limiter.
 // Failures come out as `FetchFailure`.
+import Contracts
 import Foundation
 import GRDB
 import Logging
@@ -93,7 +94,7 @@ final class Fetcher: Sendable {
         }
         var conditions = Conditions(
             weather: weather, tide: tide, latitude: place.latitude, longitude: place.longitude, at: at)
-        conditions.water = water
+        conditions.water = water.flatMap(Water.init(rawValue:))
         return conditions
     }
 

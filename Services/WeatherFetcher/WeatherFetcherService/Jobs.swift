@@ -4,14 +4,11 @@
 // into exactly one job whatever crashes; results are stored with their outbox event in one
 // transaction, and only if the job was not changed or deleted while it was being fetched
 // (`revision`).
+import Contracts
 import Foundation
 import GRDB
 import Storage
 import Wire
-
-enum JobState: String, Codable, Sendable {
-    case pending, ready, unavailable
-}
 
 struct Job: Sendable, Equatable {
     var catchId: String
@@ -35,26 +32,6 @@ struct Job: Sendable, Equatable {
         attempts = row["attempts"]
         queuedAt = Date(timeIntervalSince1970: row["queuedAt"])
     }
-}
-
-/// `conditions.ready` data.
-struct ConditionsReady: Codable, Sendable {
-    var catchId: String
-    var summary: String
-    var conditions: Conditions
-}
-
-/// `conditions.unavailable` data.
-struct ConditionsUnavailable: Codable, Sendable {
-    var catchId: String
-    var reason: String
-    /// The place and time the answer is for, so a consumer can tell it from an answer about
-    /// the catch's place or time before an edit (as `conditions` does for `ready`).
-    var latitude: Double?
-    var longitude: Double?
-    var hour: Date?
-    /// fresh | salt: the catch's water the answer is for.
-    var water: String? = nil
 }
 
 enum Jobs {
@@ -234,7 +211,7 @@ enum Jobs {
             db, type: WeatherEvents.conditionsUnavailable, userId: job.userId,
             data: ConditionsUnavailable(
                 catchId: job.catchId, reason: reason, latitude: job.latitude, longitude: job.longitude, hour: job.at,
-                water: job.water),
+                water: job.water.flatMap(Water.init(rawValue:))),
             at: now)
         return true
     }
@@ -253,33 +230,15 @@ enum Jobs {
 
     // MARK: Reads for methods
 
-    struct Status: Codable, Sendable {
-        var catchId: String
-        var status: JobState
-        var reason: String?
-        var summary: String?
-        var conditions: Conditions?
-        /// Failed attempts so far (while pending).
-        var attempts: Int
-        /// The last failure while pending, for operators and the curious.
-        var lastError: String?
-    }
-
-    static func status(_ db: Database, userId: String, catchId: String) throws -> Status? {
+    static func status(_ db: Database, userId: String, catchId: String) throws -> CatchWeather? {
         guard
             let row = try Row.fetchOne(
                 db, sql: "SELECT * FROM fetchJob WHERE catchId = ? AND userId = ?", arguments: [catchId, userId])
         else { return nil }
-        let state = JobState(rawValue: row["state"]) ?? .pending
+        let state = ConditionsStatus(rawValue: row["state"]) ?? .pending
         let conditions = (row["conditions"] as Data?).flatMap { try? WireCoding.decode(Conditions.self, from: $0) }
-        return Status(
+        return CatchWeather(
             catchId: catchId, status: state, reason: row["reason"], summary: row["summary"], conditions: conditions,
             attempts: row["attempts"], lastError: state == .pending ? row["lastError"] : nil)
     }
-}
-
-/// The events this service publishes.
-public enum WeatherEvents {
-    public static let conditionsReady = "conditions.ready"
-    public static let conditionsUnavailable = "conditions.unavailable"
 }

@@ -3,6 +3,7 @@
 // events. The executable runs it through the runtime's LogbookService; tests build a
 // `WeatherFetcher` directly with an in-process transport, a stub HTTP server and short
 // delays.
+import Contracts
 import Foundation
 import GRDB
 import Logging
@@ -63,12 +64,12 @@ public final class WeatherFetcher: Sendable {
         let fetcher = self.fetcher
         let settings = self.settings
         let reader = host.database
-        router.read("weather.get") { (body: WeatherGet, context) -> WeatherGetResult in
+        router.read(WeatherMethods.get) { body, context in
             try body.validate(now: settings.now())
             do {
                 let conditions = try await UserCallBudget.$user.withValue(context.userId) {
                     try await fetcher.conditions(
-                        latitude: body.latitude, longitude: body.longitude, at: body.at, water: body.water)
+                        latitude: body.latitude, longitude: body.longitude, at: body.at, water: body.water?.rawValue)
                 }
                 return WeatherGetResult(summary: conditions.summary, conditions: conditions)
             } catch let failure as FetchFailure {
@@ -92,7 +93,7 @@ public final class WeatherFetcher: Sendable {
                 }
             }
         }
-        router.read("weather.conditions.get") { (body: ConditionsGet, context) -> Jobs.Status in
+        router.read(WeatherMethods.conditions) { body, context in
             guard !body.catchId.isEmpty else { throw ServiceError.invalid("catchId", "must not be empty") }
             let userId = context.userId
             let status = try await reader.read { db in try Jobs.status(db, userId: userId, catchId: body.catchId) }
@@ -125,13 +126,7 @@ extension WeatherFetcher: LogbookService {
     }
 }
 
-struct WeatherGet: Decodable, Sendable {
-    var latitude: Double
-    var longitude: Double
-    var at: Date
-    /// fresh skips the tide; salt or absent asks for it.
-    var water: String?
-
+extension WeatherGet {
     func validate(now: Date) throws {
         guard (-90...90).contains(latitude) else {
             throw ServiceError.invalid("latitude", "must be between -90 and 90 (got \(latitude))")
@@ -145,17 +140,5 @@ struct WeatherGet: Decodable, Sendable {
         guard at <= now.addingTimeInterval(14 * 86400) else {
             throw ServiceError.invalid("at", "must be at most 14 days ahead (the forecast's reach)")
         }
-        if let water, water != "fresh" && water != "salt" {
-            throw ServiceError.invalid("water", "must be fresh or salt (got \"\(water)\")")
-        }
     }
-}
-
-struct WeatherGetResult: Encodable, Sendable {
-    var summary: String
-    var conditions: Conditions
-}
-
-struct ConditionsGet: Decodable, Sendable {
-    var catchId: String
 }

@@ -120,11 +120,10 @@ enum Analytics {
         return NSDecimalNumber(decimal: rounded).int64Value
     }
 
-    /// A share as a percentage: 0.75 → "75%", 0.667 → "66.7%".
-    static func percent(_ share: Double?) -> String {
-        guard let share else { return "-" }
-        let tenths = (share * 1000).rounded()
-        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10))%" : String(format: "%.1f%%", tenths / 10)
+    /// A share as a percentage, to a tenth: 0.75 → "75%", 0.667 → "66.7%" (exact: no floating point).
+    static func percent(share: Decimal) -> String {
+        let tenths = units(share, places: 3)
+        return tenths % 10 == 0 ? "\(tenths / 10)%" : "\(tenths / 10).\(abs(tenths % 10))%"
     }
 
     /// A fractional amount of minor units (an average, a cost per mile) as money with `extra`
@@ -460,10 +459,8 @@ struct Suggest: GatewayCommand {
     @Flag(help: "Print CSV (condition, bucket, count, catches, share) instead of a table.") var csv = false
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = [:]
-        if let species { body["species"] = .string(species) }
-        if let water { body["water"] = .string(water.rawValue) }
-        let suggestions = try await Analytics.send(context, "analytics.suggest", body)
+        let suggestions = try await Analytics.call(
+            context, SuggestMethods.suggest, SuggestRequest(species: species, water: water))
         if context.json { return Output.json(suggestions) }
         if csv {
             FileHandle.standardOutput.write(Data(SuggestText.csv(suggestions).utf8))
@@ -474,62 +471,56 @@ struct Suggest: GatewayCommand {
 }
 
 enum SuggestText {
-    static func csv(_ suggestions: JSONValue) -> String {
+    static func csv(_ suggestions: Suggestions) -> String {
         var rows: [[String]] = []
-        for condition in suggestions["conditions"]?.arrayValue ?? [] {
-            for bucket in condition["buckets"]?.arrayValue ?? [] {
+        for condition in suggestions.conditions {
+            for bucket in condition.buckets {
                 rows.append(
-                    CSV.cells(condition, ["condition", "label"]) + CSV.cells(bucket, ["bucket", "count"])
-                        + [CSV.cell(condition["catches"]), CSV.cell(bucket["share"])])
+                    [condition.condition, condition.label, bucket.bucket, "\(bucket.count)", "\(condition.catches)",
+                     "\(bucket.share)"])
             }
         }
         return CSV.document(["condition", "label", "bucket", "count", "catches", "share"], rows)
     }
 
-    static func baits(_ baits: [JSONValue]) -> String {
-        baits.map { "\(Output.cell($0["bait"])) \(Output.cell($0["count"])) (\(Analytics.percent($0["share"]?.doubleValue)))" }
-            .joined(separator: ", ")
+    static func baits(_ baits: [BaitCount]) -> String {
+        baits.map { "\($0.bait) \($0.count) (\(Analytics.percent(share: $0.share)))" }.joined(separator: ", ")
     }
 
-    static func summary(_ suggestions: JSONValue) -> String {
+    static func summary(_ suggestions: Suggestions) -> String {
         var scope: [String] = []
-        if let species = suggestions["species"]?.stringValue { scope.append(species) }
-        if let water = suggestions["water"]?.stringValue { scope.append("\(water) water") }
-        let catches = suggestions["catches"]?.int64Value ?? 0
+        if let species = suggestions.species { scope.append(species) }
+        if let water = suggestions.water { scope.append("\(water.rawValue) water") }
+        let catches = suggestions.catches
         var lines = [
             "\(scope.isEmpty ? "all your catches" : scope.joined(separator: ", ")): \(catches) catch\(catches == 1 ? "" : "es"); "
-                + Output.cell(suggestions["basis"])
+                + suggestions.basis
         ]
-        if let note = suggestions["note"]?.stringValue { lines.append(note) }
-        let conditions = (suggestions["conditions"]?.arrayValue ?? []).filter { ($0["best"] ?? .null) != .null }
+        if let note = suggestions.note { lines.append(note) }
+        let conditions = suggestions.conditions.compactMap { condition in condition.best.map { (condition, $0) } }
         if !conditions.isEmpty {
             lines.append("")
             lines.append(
                 Output.table(
                     ["CONDITION", "MOST CATCHES", "COUNT", "SHARE", "BAITS THERE"],
-                    conditions.map { condition in
-                        let best = condition["best"] ?? [:]
+                    conditions.map { condition, best in
                         // buckets with as many catches as the best are a tie, not a lesser bucket
-                        let tied = (condition["buckets"]?.arrayValue ?? []).filter { $0["count"] == best["count"] }
+                        let tied = condition.buckets.filter { $0.count == best.count }
                         let winners = tied.count > 1 ? tied : [best]
                         return [
-                            Output.cell(condition["label"]),
-                            winners.map { Output.cell($0["bucket"]) }.joined(separator: " = ")
+                            condition.label,
+                            winners.map(\.bucket).joined(separator: " = ")
                                 + (winners.count > 1 ? " (\(winners.count)-way tie)" : ""),
-                            "\(Output.cell(best["count"])) of \(Output.cell(condition["catches"]))"
-                                + (winners.count > 1 ? " each" : ""),
-                            Analytics.percent(best["share"]?.doubleValue),
-                            winners.map { bucket in
-                                (bucket["baits"]?.arrayValue ?? []).map { "\(Output.cell($0["bait"])) (\(Output.cell($0["count"])))" }
-                                    .joined(separator: ", ")
-                            }.joined(separator: "; "),
+                            "\(best.count) of \(condition.catches)" + (winners.count > 1 ? " each" : ""),
+                            Analytics.percent(share: best.share),
+                            winners.map { bucket in bucket.baits.map { "\($0.bait) (\($0.count))" }.joined(separator: ", ") }
+                                .joined(separator: "; "),
                         ]
                     }))
         }
-        let baits = suggestions["baits"]?.arrayValue ?? []
-        if !baits.isEmpty {
+        if !suggestions.baits.isEmpty {
             lines.append("")
-            lines.append("best baits: " + Self.baits(baits))
+            lines.append("best baits: " + Self.baits(suggestions.baits))
         }
         return lines.joined(separator: "\n")
     }

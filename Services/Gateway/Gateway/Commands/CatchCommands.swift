@@ -1,6 +1,7 @@
 // `logbook catch add|list|show|edit|delete|map|photo`: fishing catches (seed 001). The list
 // has two sections, fresh and salt water, as the app's table had; `map` writes GeoJSON.
 import ArgumentParser
+import Contracts
 import Foundation
 import Runtime
 import Wire
@@ -28,23 +29,23 @@ struct CatchGroup: AsyncParsableCommand {
         ])
 }
 
-enum Water: String, ExpressibleByArgument, CaseIterable { case fresh, salt }
-enum WeightUnit: String, ExpressibleByArgument, CaseIterable { case kg, lb }
-enum LengthUnit: String, ExpressibleByArgument, CaseIterable { case cm, `in` }
-enum CatchSort: String, ExpressibleByArgument, CaseIterable { case date, weight, species }
+// The options take the contract's own values (Shared/Contracts/Catches.swift).
+extension Water: ExpressibleByArgument {}
+extension WeightUnit: ExpressibleByArgument {}
+extension LengthUnit: ExpressibleByArgument {}
+extension CatchSort: ExpressibleByArgument {}
 
 enum Catches {
     /// The personal-bests table: species, best weight, when, bait, water, catches.
-    static func bests(_ bests: [JSONValue]) -> String {
+    static func bests(_ bests: [SpeciesBest]) -> String {
         guard !bests.isEmpty else { return "no catches yet" }
         return Output.table(
             ["SPECIES", "BEST", "DATE", "BAIT", "WATER", "CATCHES", "ID"],
             bests.map { entry in
-                let fish = entry["best"] ?? .null
+                let fish = entry.best
                 return [
-                    Output.cell(entry["species"]), weight(fish), TimeText.local(fish["caughtAt"]),
-                    Output.cell(fish["bait"]), Output.cell(fish["water"]), Output.cell(entry["catches"]),
-                    Output.cell(fish["id"]),
+                    entry.species, weight(fish), time(fish.caughtAt), fish.bait, fish.water.rawValue, "\(entry.catches)",
+                    fish.id,
                 ]
             })
     }
@@ -55,28 +56,25 @@ enum Catches {
         return text.hasPrefix("-") && text.dropFirst().allSatisfy({ $0 == "0" || $0 == "." }) ? String(text.dropFirst()) : text
     }
 
-    static func weight(_ fish: JSONValue) -> String {
-        "\(Quantity.text(fish["weight"])) \(Output.cell(fish["weightUnit"]))"
+    /// A time for a table, in local time.
+    static func time(_ date: Date, seconds: Bool = false) -> String {
+        TimeText.local(.string(WireTime.format(date)), seconds: seconds)
     }
 
-    static func describe(_ fish: JSONValue) -> String {
-        "\(Output.cell(fish["species"])) \(weight(fish)), \(TimeText.local(fish["caughtAt"]))"
-    }
+    /// A coordinate as the service wrote it (59.33; a whole degree without decimals).
+    static func degrees(_ value: Double) -> String { Output.cell(.number(value)) }
+
+    static func weight(_ fish: Catch) -> String { "\(fish.weight) \(fish.weightUnit.rawValue)" }
+
+    static func describe(_ fish: Catch) -> String { "\(fish.species) \(weight(fish)), \(time(fish.caughtAt))" }
 
     /// The weather column: the summary once fetched, else the status (pending, unavailable).
-    static func weather(_ fish: JSONValue) -> String {
-        let conditions = fish["conditions"]
-        switch conditions?["summary"] {
-        case .string(let summary)?: return summary
-        case let summary? where summary != .null: return summary["text"]?.stringValue ?? summary.jsonText
-        default: return conditions?["status"]?.stringValue ?? "pending"
-        }
-    }
+    static func weather(_ fish: Catch) -> String { fish.conditions.summary ?? fish.conditions.status.rawValue }
 
     /// Reads a photo file, refusing it here when it is over the stack's photo limit
     /// (LOGBOOK_RECORDS_PHOTO_MAX_BYTES, default 16 MiB) rather than sending megabytes the
     /// service will refuse.
-    static func photo(_ path: String, configuration: StackConfiguration) throws -> JSONValue {
+    static func photo(_ path: String, configuration: StackConfiguration) throws -> String {
         let limit = configuration.setting("records", "PHOTO_MAX_BYTES").flatMap(Int.init) ?? 16 * 1024 * 1024
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         if let size = attributes?[.size] as? Int, size > limit {
@@ -85,7 +83,7 @@ enum Catches {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ServiceError.invalid("photo", "cannot read \(path)")
         }
-        return .string(data.base64EncodedString())
+        return data.base64EncodedString()
     }
 
     static func mebibytes(_ bytes: Int) -> String {
@@ -93,21 +91,11 @@ enum Catches {
         return value.rounded() == value ? "\(Int(value)) MiB" : String(format: "%.1f MiB", value)
     }
 
-    /// "yes"/"no" for lists.
-    static func hasPhoto(_ fish: JSONValue) -> Bool { (fish["photo"] ?? .null) != .null }
-
     /// The photo line of `catch show`: size, dimensions and thumbnail, or the placeholder.
-    static func photoText(_ fish: JSONValue) -> String {
-        guard let photo = fish["photo"], photo != .null else {
-            return "none (the app shows its \(fish["photoPlaceholder"]?.stringValue ?? "fish-shadow") placeholder)"
-        }
-        var text = "\(Output.cell(photo["contentType"])), \(Output.cell(photo["width"]))×\(Output.cell(photo["height"]))"
-        if let bytes = photo["bytes"]?.intValue { text += ", \(bytes) bytes" }
-        if let thumbnail = photo["thumbnail"], thumbnail != .null {
-            text += "; thumbnail \(Output.cell(thumbnail["width"]))×\(Output.cell(thumbnail["height"]))"
-        }
-        if let hash = photo["hash"]?.stringValue { text += "; sha256 \(hash.prefix(12))…" }
-        return text
+    static func photoText(_ fish: Catch) -> String {
+        guard let photo = fish.photo else { return "none (the app shows its \(Catch.photoPlaceholder) placeholder)" }
+        return "\(photo.contentType), \(photo.width)×\(photo.height), \(photo.bytes) bytes"
+            + "; thumbnail \(photo.thumbnail.width)×\(photo.thumbnail.height); sha256 \(photo.hash.prefix(12))…"
     }
 }
 
@@ -146,20 +134,18 @@ struct CatchAdd: GatewayCommand {
     }
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = [
-            "species": .string(species), "weight": try Quantity.parse(weight, field: "weight"),
-            "weightUnit": .string(unit.rawValue), "bait": .string(bait), "water": .string(water.rawValue),
-            "latitude": .number(place.latitude ?? 0), "longitude": .number(place.longitude ?? 0), "released": .bool(released),
-        ]
+        var request = Contracts.CatchAdd(
+            species: species, weight: try Quantity.milli(weight, field: "weight"), weightUnit: unit, bait: bait,
+            water: water, latitude: place.latitude ?? 0, longitude: place.longitude ?? 0, released: released)
         if let length {
-            body["length"] = try Quantity.parse(length, field: "length")
-            body["lengthUnit"] = .string((lengthUnit ?? .cm).rawValue)
+            request.length = try Quantity.milli(length, field: "length")
+            request.lengthUnit = lengthUnit ?? .cm
         }
-        if let at { body["caughtAt"] = try TimeText.wire(at, field: "caughtAt") }
-        if let note { body["note"] = .string(note) }
-        if let photo { body["photo"] = try Catches.photo(photo, configuration: context.configuration) }
-        try await context.perform("records", "records.catch.add", body: .object(body), write: true) { fish in
-            "added catch \(Output.cell(fish["id"])): \(Catches.describe(fish)); weather \(Catches.weather(fish))"
+        if let at { request.caughtAt = try TimeText.parse(at, field: "caughtAt") }
+        request.note = note
+        if let photo { request.photo = try Catches.photo(photo, configuration: context.configuration) }
+        try await CatchMethods.add.perform(context, request) { fish in
+            "added catch \(fish.id): \(Catches.describe(fish)); weather \(Catches.weather(fish))"
         }
     }
 }
@@ -185,8 +171,8 @@ struct CatchList: GatewayCommand {
         let sections = water.map { [$0] } ?? Water.allCases
         var pages: [(Water, Fetched)] = []
         for section in sections {
-            let body: [String: JSONValue] = ["water": .string(section.rawValue), "sort": .string(sort.rawValue)]
-            pages.append((section, try await context.list("records.catch.list", body, options)))
+            let request = Contracts.CatchList(water: section, sort: sort)
+            pages.append((section, try await context.list(CatchMethods.list.name, try request.body(), options)))
         }
         if context.json {
             if pages.count == 1 {
@@ -196,11 +182,12 @@ struct CatchList: GatewayCommand {
             }
             return
         }
+        let catches = try pages.map { page in try page.1.items.map { try CatchMethods.list.item($0) } }
         let headers = ["ID", "PHOTO", "DATE", "WEATHER", "WEIGHT", "BAIT", "SPECIES"]
-        let row = { (fish: JSONValue) -> [String] in
+        let row = { (fish: Catch) -> [String] in
             [
-                Output.cell(fish["id"]), Catches.hasPhoto(fish) ? "yes" : "no", TimeText.local(fish["caughtAt"]),
-                Catches.weather(fish), Catches.weight(fish), Output.cell(fish["bait"]), Output.cell(fish["species"]),
+                fish.id, fish.photo == nil ? "no" : "yes", Catches.time(fish.caughtAt), Catches.weather(fish),
+                Catches.weight(fish), fish.bait, fish.species,
             ]
         }
         if options.csv {
@@ -208,11 +195,11 @@ struct CatchList: GatewayCommand {
                 "id", "water", "caughtAt", "species", "weight", "weightUnit", "length", "lengthUnit", "bait", "latitude",
                 "longitude", "released", "note",
             ]
-            let rows = pages.flatMap { page in
-                page.1.items.map { fish in
-                    CSV.cells(fish, keys) + [
-                        CSV.cell(fish["photo"]?["hash"] ?? .null), CSV.cell(fish["conditions"]?["status"]),
-                        Catches.weather(fish),
+            // the record's own fields as the service wrote them, then the photo, status and weather
+            let rows = try catches.flatMap { page in
+                try page.map { fish in
+                    CSV.cells(try JSONValue.from(fish), keys) + [
+                        fish.photo?.hash ?? "", fish.conditions.status.rawValue, Catches.weather(fish),
                     ]
                 }
             }
@@ -224,9 +211,9 @@ struct CatchList: GatewayCommand {
             return
         }
         var blocks: [String] = []
-        for (section, page) in pages {
+        for ((section, page), fish) in zip(pages, catches) {
             var block = section == .fresh ? "Fresh water" : "Salt water"
-            block += "\n" + (page.items.isEmpty ? "  (no catches)" : Output.table(headers, page.items.map(row)))
+            block += "\n" + (fish.isEmpty ? "  (no catches)" : Output.table(headers, fish.map(row)))
             if let next = page.nextCursor {
                 block += "\nmore \(section.rawValue)-water rows: --water \(section.rawValue) --cursor \(next), or --all"
             }
@@ -251,11 +238,7 @@ struct CatchBestsCommand: GatewayCommand {
     @Option(help: "Only fresh or salt water.") var water: Water?
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = [:]
-        if let water { body["water"] = .string(water.rawValue) }
-        try await context.perform("records", "records.catch.bests", body: .object(body)) { result in
-            Catches.bests(result["bests"]?.arrayValue ?? [])
-        }
+        try await CatchMethods.bests.perform(context, CatchBestsRequest(water: water)) { Catches.bests($0.bests) }
     }
 }
 
@@ -268,88 +251,73 @@ struct CatchShow: GatewayCommand {
     @Argument(help: "The catch's id.") var id: String
 
     func execute(_ context: Context) async throws {
-        var fish = try await context.send("records", "records.catch.get", body: ["id": .string(id)])
+        let fish = try await CatchMethods.get.call(context, IdBody(id: id))
         // The full conditions live with the weather-fetcher; they are a bonus, so a slow or
         // missing weather-fetcher leaves the catch shown with its summary alone.
-        var weather: JSONValue?
-        if fish["conditions"]?["status"] == "ready" {
-            weather = try? await context.send(
-                "weather-fetcher", "weather.conditions.get", body: ["catchId": .string(id)], timeout: .seconds(2)
-            )["conditions"]
+        var weather: Conditions?
+        if fish.conditions.status == .ready {
+            weather = try? await WeatherMethods.conditions.call(
+                context, ConditionsGet(catchId: id), timeout: .seconds(2)
+            ).conditions
         }
         if context.json {
-            if let weather, case .object(var object) = fish {
-                object["weather"] = weather
-                fish = .object(object)
-            }
-            Output.json(fish)
+            var object = try JSONValue.from(fish).objectValue ?? [:]
+            if let weather { object["weather"] = try JSONValue.from(weather) }
+            Output.json(.object(object))
             return
         }
         Output.line(Self.render(fish, weather: weather))
     }
 
-    static func render(_ fish: JSONValue, weather: JSONValue?) -> String {
-            var pairs: [(String, String)] = [
-                ("id", Output.cell(fish["id"])), ("species", Output.cell(fish["species"])), ("weight", Catches.weight(fish)),
-                (
-                    "length",
-                    (fish["length"] ?? .null) == .null
-                        ? "-" : "\(Quantity.text(fish["length"])) \(Output.cell(fish["lengthUnit"]))"
-                ),
-                ("bait", Output.cell(fish["bait"])), ("water", Output.cell(fish["water"])),
-                ("place", "\(Output.cell(fish["latitude"])), \(Output.cell(fish["longitude"]))"),
-                ("caught at", TimeText.local(fish["caughtAt"])), ("released", Output.cell(fish["released"])),
-                ("note", Output.cell(fish["note"])), ("photo", Catches.photoText(fish)),
-            ]
-            let conditions = fish["conditions"]?.objectValue ?? [:]
-            pairs.append(("conditions", Output.cell(conditions["status"])))
-            if let reason = conditions["reason"], reason != .null { pairs.append(("  reason", Output.cell(reason))) }
-            if let summary = conditions["summary"], summary != .null {
-                pairs.append(("  summary", summary.stringValue ?? summary.jsonText))
-            }
-            if let weather { pairs += Self.weatherLines(weather) }
-            pairs.append(("created", TimeText.local(fish["createdAt"], seconds: true)))
-            pairs.append(("updated", TimeText.local(fish["updatedAt"], seconds: true)))
-            return Output.fields(pairs)
+    static func render(_ fish: Catch, weather: Conditions?) -> String {
+        var pairs: [(String, String)] = [
+            ("id", fish.id), ("species", fish.species), ("weight", Catches.weight(fish)),
+            ("length", fish.length.map { "\($0) \(fish.lengthUnit?.rawValue ?? "-")" } ?? "-"),
+            ("bait", fish.bait), ("water", fish.water.rawValue),
+            ("place", "\(Catches.degrees(fish.latitude)), \(Catches.degrees(fish.longitude))"),
+            ("caught at", Catches.time(fish.caughtAt)), ("released", fish.released ? "yes" : "no"),
+            ("note", fish.note ?? "-"), ("photo", Catches.photoText(fish)),
+        ]
+        pairs.append(("conditions", fish.conditions.status.rawValue))
+        if let reason = fish.conditions.reason { pairs.append(("  reason", reason)) }
+        if let summary = fish.conditions.summary { pairs.append(("  summary", summary)) }
+        if let weather { pairs += Self.weatherLines(weather) }
+        pairs.append(("created", Catches.time(fish.createdAt, seconds: true)))
+        pairs.append(("updated", Catches.time(fish.updatedAt, seconds: true)))
+        return Output.fields(pairs)
     }
 
     /// The weather-fetcher's values and buckets, one line per condition (missing ones left out).
-    static func weatherLines(_ w: JSONValue) -> [(String, String)] {
-        func number(_ key: String, _ digits: Int = 0) -> String? {
-            w[key]?.doubleValue.map { Catches.fixed($0, digits: digits) }
-        }
-        func text(_ key: String) -> String? { w[key]?.stringValue }
+    static func weatherLines(_ w: Conditions) -> [(String, String)] {
+        func number(_ value: Double?, _ digits: Int = 0) -> String? { value.map { Catches.fixed($0, digits: digits) } }
         func joined(_ parts: String?...) -> String? {
             let present = parts.compactMap { $0 }
             return present.isEmpty ? nil : present.joined(separator: ", ")
         }
         let lines: [(String, String?)] = [
-            ("  temperature", joined(number("temperatureC", 1).map { "\($0) °C" }, text("temperatureBand"))),
+            ("  temperature", joined(number(w.temperatureC, 1).map { "\($0) °C" }, w.temperatureBand)),
             (
                 "  pressure",
                 joined(
-                    number("pressureHpa", 1).map { "\($0) hPa" }, text("pressureBand"),
-                    text("pressureTrend").map { trend in
-                        number("pressureChange3h", 1).map { "\(trend) (\($0) hPa in 3 h)" } ?? trend
+                    number(w.pressureHpa, 1).map { "\($0) hPa" }, w.pressureBand,
+                    w.pressureTrend.map { trend in
+                        number(w.pressureChange3h, 1).map { "\(trend) (\($0) hPa in 3 h)" } ?? trend
                     })
             ),
             (
                 "  wind",
                 joined(
-                    number("windSpeedKmh").map { "\($0) km/h" }, w["beaufort"]?.intValue.map { "force \($0)" },
-                    text("windDirection").map { "from \($0)" })
+                    number(w.windSpeedKmh).map { "\($0) km/h" }, w.beaufort.map { "force \($0)" },
+                    w.windDirection.map { "from \($0)" })
             ),
-            ("  sky", joined(text("skyDescription"), number("cloudCoverPercent").map { "\($0)% cloud" })),
-            ("  time of day", text("timeOfDay")),
-            (
-                "  moon",
-                joined(text("moonPhase"), w["moonIllumination"]?.doubleValue.map { String(format: "%.0f%% lit", $0 * 100) })
-            ),
+            ("  sky", joined(w.skyDescription, number(w.cloudCoverPercent).map { "\($0)% cloud" })),
+            ("  time of day", w.timeOfDay),
+            ("  moon", joined(w.moonPhase, String(format: "%.0f%% lit", w.moonIllumination * 100))),
             (
                 "  tide",
-                text("tide") == "measured"
-                    ? joined(text("tidePhase"), number("tideHeightM", 2).map { "\($0) m" }, text("tideHeightBand"))
-                    : joined(text("tide"), text("tideNote"))
+                w.tide == "measured"
+                    ? joined(w.tidePhase, number(w.tideHeightM, 2).map { "\($0) m" }, w.tideHeightBand)
+                    : joined(w.tide, w.tideNote)
             ),
         ]
         return lines.compactMap { label, value in value.map { (label, $0) } }
@@ -391,25 +359,22 @@ struct CatchEdit: GatewayCommand {
     }
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = ["id": .string(id)]
-        if let species { body["species"] = .string(species) }
-        if let weight { body["weight"] = try Quantity.parse(weight, field: "weight") }
-        if let unit { body["weightUnit"] = .string(unit.rawValue) }
-        if let bait { body["bait"] = .string(bait) }
-        if let water { body["water"] = .string(water.rawValue) }
-        if let latitude = place.latitude { body["latitude"] = .number(latitude) }
-        if let longitude = place.longitude { body["longitude"] = .number(longitude) }
-        if let length { body["length"] = try Quantity.parse(length, field: "length") }
-        if let lengthUnit { body["lengthUnit"] = .string(lengthUnit.rawValue) }
-        if noLength { body["length"] = .null }
-        if let at { body["caughtAt"] = try TimeText.wire(at, field: "caughtAt") }
-        if let released { body["released"] = .bool(released) }
-        if let note { body["note"] = JSONValue.optionalText(note) }
-        if let photo { body["photo"] = try Catches.photo(photo, configuration: context.configuration) }
-        if noPhoto { body["photo"] = .null }
-        guard body.count > 1 else { throw ValidationError("nothing to change: give at least one field to edit") }
-        try await context.perform("records", "records.catch.update", body: .object(body), write: true) { fish in
-            "updated catch \(Output.cell(fish["id"])): \(Catches.describe(fish)); weather \(Catches.weather(fish))"
+        var request = CatchUpdate(
+            id: id, species: species, weightUnit: unit, bait: bait, water: water, latitude: place.latitude,
+            longitude: place.longitude, released: released)
+        if let weight { request.weight = try Quantity.milli(weight, field: "weight") }
+        if let length { request.length = .set(try Quantity.milli(length, field: "length")) }
+        if let lengthUnit { request.lengthUnit = .set(lengthUnit) }
+        if noLength { request.length = .clear }
+        if let at { request.caughtAt = try TimeText.parse(at, field: "caughtAt") }
+        request.note = Patch.option(note)
+        if let photo { request.photo = .set(try Catches.photo(photo, configuration: context.configuration)) }
+        if noPhoto { request.photo = .clear }
+        guard try request.body().count > 1 else {
+            throw ValidationError("nothing to change: give at least one field to edit")
+        }
+        try await CatchMethods.update.perform(context, request) { fish in
+            "updated catch \(fish.id): \(Catches.describe(fish)); weather \(Catches.weather(fish))"
         }
     }
 }
@@ -424,10 +389,10 @@ struct CatchDelete: GatewayCommand {
     @Flag(help: "Do not ask for confirmation.") var yes = false
 
     func execute(_ context: Context) async throws {
-        let fish = try await context.send("records", "records.catch.get", body: ["id": .string(id)])
+        let fish = try await CatchMethods.get.call(context, IdBody(id: id))
         let what = "catch \(Catches.describe(fish))"
         try Confirm.delete("Delete the \(what)?", yes: yes)
-        let result = try await context.send("records", "records.catch.delete", body: ["id": .string(id)], write: true)
+        let result = try await CatchMethods.delete.call(context, IdBody(id: id))
         if context.json { Output.json(result) } else { Output.line("deleted the \(what)") }
     }
 }
@@ -449,19 +414,19 @@ struct CatchMap: GatewayCommand {
     var output: String?
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = [:]
-        if let water { body["water"] = .string(water.rawValue) }
-        let catches = try await context.everything("records.catch.list", body)
-        let map = GeoJSON.collection(catches.map(Self.feature))
+        let items = try await context.everything(CatchMethods.list.name, try Contracts.CatchList(water: water).body())
+        let catches = try items.map { try CatchMethods.list.item($0) }
+        let map = GeoJSON.collection(try catches.map(Self.feature))
         try Maps.write(map, to: output, count: catches.count, what: "catch", plural: "catches")
     }
 
-    static func feature(_ fish: JSONValue) -> JSONValue {
+    static func feature(_ fish: Catch) throws -> JSONValue {
         GeoJSON.point(
-            latitude: fish["latitude"]?.doubleValue ?? 0, longitude: fish["longitude"]?.doubleValue ?? 0,
+            latitude: fish.latitude, longitude: fish.longitude,
             properties: [
-                "id": fish["id"] ?? .null, "species": fish["species"] ?? .null, "caughtAt": fish["caughtAt"] ?? .null,
-                "weight": fish["weight"] ?? .null, "weightUnit": fish["weightUnit"] ?? .null, "water": fish["water"] ?? .null,
+                "id": .string(fish.id), "species": .string(fish.species),
+                "caughtAt": .string(WireTime.format(fish.caughtAt)), "weight": try JSONValue.from(fish.weight),
+                "weightUnit": .string(fish.weightUnit.rawValue), "water": .string(fish.water.rawValue),
             ])
     }
 }
@@ -501,24 +466,22 @@ struct CatchPhoto: GatewayCommand {
             throw ServiceError(
                 .failedPrecondition, "\(output) already exists; pass --force to overwrite it", field: "output")
         }
-        let photo = try await context.send(
-            "records", "records.catch.photo.get", body: ["id": .string(id), "thumbnail": .bool(thumbnail)])
-        guard let text = photo["data"]?.stringValue, let data = Data(base64Encoded: text) else {
+        let photo = try await CatchMethods.photo.call(context, PhotoGet(id: id, thumbnail: thumbnail))
+        guard let data = Data(base64Encoded: photo.data) else {
             throw ServiceError(.internal, "records.catch.photo.get answered without base64 data")
         }
         guard FileManager.default.createFile(atPath: output, contents: data) else {
             throw ServiceError(.internal, "cannot write \(output): \(String(cString: strerror(errno)))")
         }
         if context.json {
-            var object = photo.objectValue ?? [:]
+            var object = try JSONValue.from(photo).objectValue ?? [:]
             object["data"] = nil
             object["file"] = .string(output)
             object["bytes"] = .number(Double(data.count))
             Output.json(.object(object))
         } else {
             Output.line(
-                "wrote \(output): \(data.count) bytes, \(Output.cell(photo["contentType"])), "
-                    + "\(Output.cell(photo["width"]))×\(Output.cell(photo["height"]))")
+                "wrote \(output): \(data.count) bytes, \(photo.contentType), \(photo.width)×\(photo.height)")
         }
     }
 }

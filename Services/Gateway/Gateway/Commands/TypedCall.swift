@@ -49,3 +49,19 @@ extension Patch where Value == String {
         return text.trimmingCharacters(in: .whitespaces).isEmpty ? .clear : .set(text)
     }
 }
+
+extension Documented {
+    /// The request as the body of a paged list call (Listing.swift pages with JSON values).
+    func body() throws -> [String: JSONValue] { try JSONValue.from(self).objectValue ?? [:] }
+}
+
+extension Contracts.Method {
+    /// One item of a page this method answers (as Listing.swift fetched it), read as its type.
+    func item<Item>(_ value: JSONValue) throws -> Item where Result == Page<Item> {
+        do {
+            return try value.decode(Item.self)
+        } catch {
+            throw ServiceError(.internal, "\(service) answered \(name) with an unexpected item: \(WireCoding.describe(error))")
+        }
+    }
+}
