@@ -21,6 +21,10 @@ public struct DatabaseSettings: Sendable {
     public var durability: Durability
     /// How long a connection waits for a lock held by another connection of this process.
     public var busyTimeout: TimeInterval
+    /// The writer connection's page cache in KiB (`PRAGMA cache_size = -N`); nil keeps
+    /// SQLite's default (2 MiB). Only the writer: readers keep the default each. The cache
+    /// fills only with pages actually read, so an idle service does not hold it.
+    public var writerCacheKiB: Int?
 
     public init(path: String?, durability: Durability = .full, busyTimeout: TimeInterval = 5) {
         self.path = path
@@ -64,6 +68,7 @@ public enum ServiceDatabase {
             writer = try DatabaseQueue(configuration: configuration)
             try setDurability(settings.durability, on: writer)
         }
+        if let kib = settings.writerCacheKiB { try setWriterCache(kib, on: writer) }
         var migrator = migrator
         #if DEBUG
             migrator.eraseDatabaseOnSchemaChange = false
@@ -84,6 +89,16 @@ public enum ServiceDatabase {
         guard actual == wanted else {
             throw DatabaseOpenError("the writer connection runs synchronous=\(actual), not \(durability.rawValue) (\(wanted))")
         }
+    }
+
+    /// Sets the writer connection's page cache and reads it back from that connection.
+    static func setWriterCache(_ kib: Int, on writer: any DatabaseWriter) throws {
+        let actual = try writer.writeWithoutTransaction { db -> Int in
+            // A PRAGMA takes no bound parameters; the value is an Int, never text.
+            try db.execute(sql: "PRAGMA cache_size = " + String(-kib))
+            return try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
+        }
+        guard actual == -kib else { throw DatabaseOpenError("the writer connection's cache_size is \(actual), not \(-kib)") }
     }
 
     /// The `synchronous` level (off, normal, full, extra) and journal mode the writer

@@ -80,6 +80,16 @@ import Wire
         return all
     }
 
+    @Test func theWriterConnectionRunsTheLargerCache() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lb-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness = try Harness(path: directory.appendingPathComponent("analytics.sqlite").path)
+        // Read on the writer connection, the one the projections run on.
+        let size = try await harness.service.host.database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+        #expect(size == -AnalyticsService.writerCacheKiB)
+        #expect(AnalyticsService.writerCacheKiB > 2_000)
+    }
+
     @Test func aWipedDatabaseRebuildsIdenticalAnswers() async throws {
         let directory = "/tmp/lb-an-\(UUID().uuidString.prefix(8).lowercased())"
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -29,11 +29,19 @@ public struct AnalyticsService: Sendable {
         database: DatabaseSettings, sessions: (any SessionResolver)?, curve: CurveSettings? = nil, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
+        var database = database
+        database.writerCacheKiB = Self.writerCacheKiB
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Self.migrator,
             eventsEndpoint: nil, curve: curve, logger: logger)
         dispatcher = host.dispatcher(for: Self.assemble(on: host, now: now), sessions: sessions)
     }
+
+    /// The projections read back what they wrote for other events (the fuel chain, tallies,
+    /// answers) all through a replay: with SQLite's 2 MiB default most of those reads went to
+    /// the kernel. 64 MiB on the writer took a 50,000-run's rebuild from 3,209 to 4,462
+    /// events/s (`logbook-bench analytics --large 50000`, docs/operations.md, "Performance").
+    public static let writerCacheKiB = 65_536
 
     /// The event handler for one producer, as a consumer calls it: a whole batch in its
     /// transaction, the aggregates it changes written once at the end (Batch.swift). An
