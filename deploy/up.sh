@@ -14,6 +14,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 swift build -c release --static-swift-stdlib
 bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
 "$bin/logbook" stack up
-"$bin/logbook" status
+# 9 is "answering, but degraded" (for example a consumer still catching up): the stack is
+# up and the table above says what is behind, so that is not a failed start.
+"$bin/logbook" status || [ $? -eq 9 ]
 echo
 echo "logbook is at $bin/logbook; add it to PATH, e.g.: export PATH=\"$bin:\$PATH\""

@@ -19,7 +19,8 @@ struct Stack: AsyncParsableCommand {
 
 struct StackUp: GatewayCommand {
     static let configuration = CommandConfiguration(
-        commandName: "up", abstract: "Start the supervisor and wait until every service answers.")
+        commandName: "up",
+        abstract: "Start the supervisor and wait until every service answers (and, for up to 10 s more, is ready).")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("Seconds to wait for every service to answer $srv.ping.", valueName: "seconds"))
@@ -62,17 +63,46 @@ struct StackUp: GatewayCommand {
             }
         }
         try await awaitServices(services, context: context, files: files)
+        let catchingUp = await awaitReady(services, context: context)
         let edges = executables.installedEdges
         if context.json {
             Output.json(["supervisorPid": .number(Double(supervisor)), "started": .bool(started),
                          "services": .array(services.map { .string($0) }), "edges": .array(edges.map { .string($0) })])
         } else {
             Output.line("up: \(services.joined(separator: ", ")) (logs in \(context.configuration.logDirectory))")
+            for (service, problems) in catchingUp {
+                Output.line("\(service): not ready yet (\(problems.joined(separator: "; "))); `logbook status` shows its progress")
+            }
             if edges.contains("logbook-http") {
                 Output.line("http: \(Executables.httpURL(context.configuration)) (starting beside the services; `logbook status` shows it)")
             }
         }
     }
+
+    /// Once every service answers: waits a little (at most `readyWait`) until each says it
+    /// is ready, its event consumers having reached their producers (a service just started
+    /// has not yet), so a `logbook status` right after `up` shows the stack as it runs.
+    /// Those still catching up (a long backlog) are returned with their problems, not an error.
+    private func awaitReady(_ services: [String], context: Context) async -> [(String, [String])] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int64(min(wait, Self.readyWait) * 1000))
+        var pending = services.map { ($0, [String]()) }
+        while !pending.isEmpty {
+            var still: [(String, [String])] = []
+            for (service, _) in pending {
+                let info = try? await context.send(service, "$srv.info", caller: .anonymous, timeout: .milliseconds(500))
+                guard let health = try? info?["health"]?.decode(HealthReport.self) else { continue }
+                if !health.ready || health.state == .degraded { still.append((service, health.problems)) }
+            }
+            pending = still
+            if pending.isEmpty || clock.now >= deadline { break }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return pending
+    }
+
+    /// How long `up` waits for services to be ready once they answer.
+    static let readyWait: Double = 10
 
     private func awaitServices(_ services: [String], context: Context, files: StackFiles) async throws {
         let clock = ContinuousClock()
