@@ -58,6 +58,13 @@ if [[ $# -eq 0 ]]; then
     [[ $fuzz_status == 0 ]] && echo "fuzz: passed" || echo "fuzz: FAILED"
 fi
 if [[ -n "$total" ]]; then
+    # The failures again at the very end, where a CI log's tail is read: each failed test and
+    # each issue it recorded (file:line and the expectation), not buried in the run above.
+    if [[ $failed != 0 ]]; then
+        echo "failures:"
+        grep -E '^✘ (Test|Suite) .*(failed after|recorded an issue)' "$log" | sed 's/^/  /' || true
+        grep -A3 -E '^✘ Test .* recorded an issue' "$log" | grep -vE '^(✘|--)' | sed 's/^/    /' | head -60 || true
+    fi
     echo "tests: $((total - failed)) passed, $failed failed"
 fi
 [[ $status == 0 ]] && status=$fuzz_status
