@@ -53,7 +53,8 @@ let services: [ServiceTargets] = [
     ServiceTargets(
         folder: "Store", library: "StoreService", executable: "store", dependencies: ["Outbound"],
         testDependencies: ["TestSupport"]),
-    ServiceTargets(folder: "Analytics", library: "AnalyticsService", executable: "analytics"),
+    ServiceTargets(
+        folder: "Analytics", library: "AnalyticsService", executable: "analytics", testDependencies: ["TestSupport"]),
 ]
 
 let package = Package(
@@ -168,7 +169,7 @@ let package = Package(
         .executableTarget(
             name: "logbook-bench",
             dependencies: [
-                "Runtime", "ZMQ", "AuthService", "RecordsService", "AnalyticsService", "Imaging", "ImagingFixtures",
+                "Runtime", "ZMQ", "AuthService", "RecordsService", "AnalyticsService", "Imaging", "ImagingFixtures", "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/Benchmarks", swiftSettings: swiftSettings),

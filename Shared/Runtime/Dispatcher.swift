@@ -231,7 +231,7 @@ public final class Dispatcher: Sendable {
         guard case .object(let object) = value else {
             throw ServiceError(.invalidArgument, "request must be a JSON object")
         }
-        if let v = object["v"], v != .number(Double(Protocol.version)) {
+        if let v = object["v"], v != .number(.init(Protocol.version)) {
             throw ServiceError(
                 .invalidArgument, "unsupported protocol version \(v.jsonText): this service speaks v\(Protocol.version)",
                 field: "v")

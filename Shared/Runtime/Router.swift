@@ -306,10 +306,10 @@ public struct Router: Sendable {
     static func locateNumberError<Body: Decodable>(_ type: Body.Type, frame: Data) -> ServiceError? {
         guard let envelope = try? JSONDecoder().decode(JSONValue.self, from: frame) else { return nil }
         let body = envelope["body"] ?? [:]
-        var candidates: [(path: [String], value: Double)] = []
+        var candidates: [(path: [String], value: JSONNumber)] = []
         func walk(_ value: JSONValue, _ path: [String]) {
             switch value {
-            case .number(let n) where n.rounded() != n || abs(n) >= 9.0e15:
+            case .number(let n) where n.int64 == nil || abs(n.double) >= 9.0e15:
                 candidates.append((path, n))
             case .array(let items):
                 for (i, item) in items.enumerated() { walk(item, path + ["[\(i)]"]) }
@@ -332,7 +332,7 @@ public struct Router: Sendable {
                 result += part.hasPrefix("[") || result.isEmpty ? part : "." + part
             }
             let shown = JSONValue.number(candidate.value).jsonText
-            let rule = candidate.value.rounded() == candidate.value ? "is too large" : "must be a whole number"
+            let rule = candidate.value.text.contains(".") ? "must be a whole number" : "is too large"
             return ServiceError.invalid(field, "\(rule) (got \(shown))")
         }
         return nil

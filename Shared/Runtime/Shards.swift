@@ -111,7 +111,22 @@ public enum ShardRedirect {
         ServiceError(
             .failedPrecondition,
             "this user's records are on shard \(userShard), not shard \(here); send the request to \(StackConfiguration.recordsInstance(userShard))",
-            details: ["shard": .number(Double(userShard)), "reason": "wrong_shard"])
+            details: ["shard": .number(.init(userShard)), "reason": "wrong_shard"])
+    }
+
+    /// Sends a user's request to the shard they were last seen on (`known`) and, when that
+    /// shard redirects (it refused before doing anything), once more to the shard it names;
+    /// `learnt` hears of the move first, so the caller asks there next time. `error` reads a
+    /// reply's refusal. The CLI (ServiceRouter.swift) and the HTTP edge (ServiceCalls.swift)
+    /// both route this way.
+    public static func follow<Reply>(
+        from known: Int, shards: Int, error: (Reply) -> ServiceError?, learnt: (Int) -> Void,
+        _ send: (Int) async throws -> Reply
+    ) async throws -> Reply {
+        let first = try await send(known)
+        guard let refusal = error(first), let shard = target(refusal), shard != known, shard <= shards else { return first }
+        learnt(shard)
+        return try await send(shard)
     }
 
     /// The shard a reply's error points at, when it is a redirect.

@@ -1,8 +1,7 @@
 // The canonical text of a JSON value (no whitespace, object keys sorted), written straight
 // from its bytes: what the idempotency log hashes a write's body by (Router.requestHash).
 // It produces exactly what `JSONValue.jsonText` gives for the same value (the shared
-// encoder's sorted keys: UTF-8 byte order; integers up to 9e15 as integers, other numbers
-// as Swift writes a Double), without building a JSONValue tree and encoding it again.
+// encoder's sorted keys: UTF-8 byte order; numbers in JSONNumber's canonical text), without building a JSONValue tree and encoding it again.
 // Anything it does not handle exactly (escapes in strings, non-ASCII keys, duplicate
 // keys, deep nesting, a number it cannot read back the same way) answers nil, and the
 // caller takes the long way (decode, then `jsonText`), so the result never differs.
@@ -171,7 +170,7 @@ public enum CanonicalJSON {
             return true
         }
 
-        /// A JSON number, written as the shared encoder writes the Double it reads as.
+        /// A JSON number, written in its canonical text (JSONNumber.swift).
         mutating func number() -> Bool {
             let start = i
             var j = i
@@ -203,14 +202,8 @@ public enum CanonicalJSON {
                 output.append(contentsOf: token)
                 return true
             }
-            guard let n = Double(String(decoding: token, as: UTF8.self)), n.isFinite else { return false }
-            if n.rounded() == n, abs(n) < 9.0e15 {
-                output.append(contentsOf: String(Int64(n)).utf8)
-            } else {
-                var text = n.description
-                if text.hasSuffix(".0") { text.removeLast(2) }
-                output.append(contentsOf: text.utf8)
-            }
+            guard let text = JSONNumber.canonicalText(String(decoding: token, as: UTF8.self)) else { return false }
+            output.append(contentsOf: text.utf8)
             return true
         }
     }

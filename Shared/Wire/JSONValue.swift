@@ -1,16 +1,16 @@
 // Any JSON value, for the places that handle JSON they do not model: `logbook call`,
 // `$srv.*` answers, error details, an event's payload as the consumer parsed it, and the
 // CLI's request plumbing (Context.send: the offline queue and the saved answers keep
-// bodies and results as JSON values). Numbers are Doubles: integers are exact up to 2^53,
-// and a decimal is its nearest Double, whose shortest text is the decimal again for up to
-// 15 significant digits; `decode` reads a Decimal (so a `Milli`) from that text. Typed
-// values (Contracts) are encoded and decoded through their own Codable conformance.
+// bodies and results as JSON values), the HTTP edge's bodies. A number is its exact decimal
+// text (JSONNumber.swift), never a Double in between: `decode` reads a `Milli` or a 64-bit
+// amount from the digits it was written with. Typed values (Contracts) are encoded and
+// decoded through their own Codable conformance.
 import Foundation
 
 public enum JSONValue: Sendable, Equatable, Hashable {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -25,13 +25,19 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         return nil
     }
 
+    /// The nearest Double, for measurements (coordinates, timings); a quantity reads `decode`.
     public var doubleValue: Double? {
-        if case .number(let n) = self { return n }
+        if case .number(let n) = self { return n.double }
         return nil
     }
 
     public var intValue: Int? {
-        if case .number(let n) = self, n.rounded() == n, abs(n) < 9.0e15 { return Int(n) }
+        if case .number(let n) = self, let integer = n.int64 { return Int(exactly: integer) }
+        return nil
+    }
+
+    public var int64Value: Int64? {
+        if case .number(let n) = self { return n.int64 }
         return nil
     }
 
@@ -88,14 +94,15 @@ public enum JSONValue: Sendable, Equatable, Hashable {
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // The usual kinds first (a failed attempt costs an error value).
         if container.decodeNil() {
             self = .null
-        } else if let b = try? container.decode(Bool.self) {
-            self = .bool(b)
-        } else if let n = try? container.decode(Double.self) {
-            self = .number(n)
         } else if let s = try? container.decode(String.self) {
             self = .string(s)
+        } else if let n = try? container.decode(JSONNumber.self) {
+            self = .number(n)
+        } else if let b = try? container.decode(Bool.self) {
+            self = .bool(b)
         } else if let a = try? container.decode([JSONValue].self) {
             self = .array(a)
         } else if let o = try? container.decode([String: JSONValue].self) {
@@ -110,8 +117,7 @@ extension JSONValue: Codable {
         switch self {
         case .null: try container.encodeNil()
         case .bool(let b): try container.encode(b)
-        case .number(let n):
-            if n.rounded() == n, abs(n) < 9.0e15 { try container.encode(Int64(n)) } else { try container.encode(n) }
+        case .number(let n): try container.encode(n)
         case .string(let s): try container.encode(s)
         case .array(let a): try container.encode(a)
         case .object(let o): try container.encode(o)
@@ -123,8 +129,8 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
 {
     public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(integerLiteral value: Int) { self = .number(JSONNumber(value)) }
+    public init(floatLiteral value: Double) { self = .number(JSONNumber(value)) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))

@@ -2,9 +2,9 @@
 // once off the wire), without writing it back to JSON text and parsing that again: a
 // projection replaying its history decodes every event's payload, and the round trip was
 // most of the cost. It reads what `WireCoding.decoder` reads: times as ISO-8601 strings
-// (WireTime), integers only from whole numbers in range; a Decimal from a number's shortest
-// text; Data, URL and other Decimals go through WireCoding.decoder (the few values that
-// have them).
+// (WireTime), integers only from whole numbers in range; a Decimal from a number's exact
+// digits (JSONNumber); Data, URL and other Decimals go through WireCoding.decoder (the few
+// values that have them).
 import Foundation
 
 struct JSONValueDecoder: Decoder {
@@ -54,13 +54,12 @@ struct JSONValueDecoder: Decoder {
             }
             return date as! T
         }
-        // A number's Decimal from its shortest text, as JSONEncoder would write it ("11.2"):
-        // the quantities (`Milli`) of every fill-up and catch a projection replays come here.
-        if T.self == Decimal.self, case .number(let number) = value, number.isFinite,
-            let decimal = Decimal(string: "\(number)")
-        {
+        // A number's Decimal from its digits (JSONNumber.swift): the quantities (`Milli`) of
+        // every fill-up and catch a projection replays come here, never through a Double.
+        if T.self == Decimal.self, case .number(let number) = value, let decimal = number.decimal {
             return decimal as! T
         }
+        if T.self == JSONNumber.self, case .number(let number) = value { return number as! T }
         if T.self == Data.self || T.self == URL.self || T.self == Decimal.self {
             return try WireCoding.decoder.decode(T.self, from: WireCoding.encode(value))
         }
@@ -223,17 +222,17 @@ private struct SingleContainer: SingleValueDecodingContainer {
 
     func decode(_ type: Double.Type) throws -> Double {
         guard case .number(let n) = value else { throw mismatch(type, "a number") }
-        return n
+        return n.double
     }
 
     func decode(_ type: Float.Type) throws -> Float {
         guard case .number(let n) = value else { throw mismatch(type, "a number") }
-        return Float(n)
+        return Float(n.double)
     }
 
     private func integer<T: BinaryInteger>(_ type: T.Type) throws -> T {
         guard case .number(let n) = value else { throw mismatch(type, "a number") }
-        guard n.rounded() == n, let exact = T(exactly: n) else {
+        guard let integer = n.int64, let exact = T(exactly: integer) else {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: codingPath, debugDescription: "Number \(n) is not representable in Swift as \(type)."))
         }

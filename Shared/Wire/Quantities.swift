@@ -2,11 +2,9 @@
 // as an integer count of thousandths, stored as an SQLite INTEGER (`Milli` is
 // DatabaseValueConvertible in Shared/Storage) and written out as the shortest exact decimal.
 // In a request, the number is decoded by WireCoding's JSONDecoder as a `Decimal` and refused
-// with more than three decimals. Not every path is free of floating point yet: an event's
-// payload is parsed into `JSONValue`, whose numbers are `Double`, so a `Milli` read back from
-// an event (`event.decode`, as analytics reads records' fill-ups and catches) passes through a
-// `Double`, whose shortest text JSONValueDecoder turns back into a `Decimal` — the same
-// thousandths within the limits records enforces (far below 2^53), but not Double-free.
+// with more than three decimals. Where a body or an event travels as a `JSONValue` (the CLI's
+// requests, the HTTP edge, a consumer's events), its numbers are their digits (JSONNumber), so
+// a quantity never passes through floating point on any path.
 import Foundation
 
 /// A non-integral quantity with at most three decimals, held as thousandths: 12.345 is
@@ -25,6 +23,16 @@ public struct Milli: Sendable, Hashable, Comparable, Codable, CustomStringConver
         var rounded = Decimal()
         NSDecimalRound(&rounded, &scaled, 0, .plain)
         guard rounded == scaled, abs(rounded) <= Decimal(Int64.max / 2) else { return nil }
+        thousandths = NSDecimalNumber(decimal: rounded).int64Value
+    }
+
+    /// `value` to the nearest thousandth (half away from zero); nil when it does not fit.
+    public init?(rounding value: Decimal) {
+        guard value.isFinite else { return nil }
+        var scaled = value * 1000
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &scaled, 0, .plain)
+        guard abs(rounded) <= Decimal(Int64.max / 2) else { return nil }
         thousandths = NSDecimalNumber(decimal: rounded).int64Value
     }
 

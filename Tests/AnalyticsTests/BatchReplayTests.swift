@@ -8,6 +8,7 @@ import GRDB
 import Runtime
 import Storage
 import Testing
+import TestSupport
 import Wire
 
 @testable import AnalyticsService

@@ -10,7 +10,7 @@ func expense(_ id: String, _ amount: Int64, on date: Date, currency: String = "U
     -> JSONValue
 {
     var object: [String: JSONValue] = [
-        "id": .string(id), "name": .string("item \(id)"), "amountMinor": .number(Double(amount)),
+        "id": .string(id), "name": .string("item \(id)"), "amountMinor": .number(.init(amount)),
         "currency": .string(currency), "date": time(date), "createdAt": time(date), "updatedAt": time(date),
     ]
     if let category { object["category"] = .string(category) }
@@ -210,7 +210,7 @@ extension JSONValue {
         func saved(_ id: String, _ activity: String, _ ms: Int64) -> JSONValue {
             [
                 "id": .string(id), "userId": "alice", "activityId": .string(activity),
-                "durationMs": .number(Double(ms)),
+                "durationMs": .number(.init(ms)),
                 "startedAt": time(day(2)), "savedAt": time(day(2)),
             ]
         }

@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import Runtime
 import Testing
+import TestSupport
 import Wire
 
 @testable import AnalyticsService
@@ -462,18 +463,4 @@ func dec(_ text: String) -> Decimal { Decimal(string: text)! }
         let left = try await garage.harness.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM fill") }
         #expect(left == 0)
     }
-}
-
-/// A small deterministic generator (tests must not depend on the system's randomness).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(below n: Int) -> Int { Int(next() % UInt64(n)) }
 }

@@ -13,7 +13,7 @@ func fish(
 ) -> JSONValue {
     [
         "id": .string(id), "species": .string(species), "weight": 1.5, "weightUnit": "kg", "bait": .string(bait),
-        "water": .string(water), "latitude": .number(latitude), "longitude": .number(longitude),
+        "water": .string(water), "latitude": .number(.init(latitude)), "longitude": .number(.init(longitude)),
         "caughtAt": time(caughtAt), "released": false, "conditions": ["status": "pending"],
         "createdAt": time(caughtAt), "updatedAt": time(caughtAt),
     ]
@@ -26,10 +26,10 @@ func ready(
     water: String? = nil
 ) -> JSONValue {
     var conditions: [String: JSONValue] = [
-        "source": "archive", "hour": time(hour), "latitude": .number(latitude), "longitude": .number(longitude),
+        "source": "archive", "hour": time(hour), "latitude": .number(.init(latitude)), "longitude": .number(.init(longitude)),
         "temperatureC": 12.3, "temperatureBand": .string(temperature), "pressureHpa": 1015,
         "pressureBand": .string(pressure),
-        "pressureTrend": .string(trend), "beaufort": .number(Double(beaufort)), "windDirection": .string(direction),
+        "pressureTrend": .string(trend), "beaufort": .number(.init(beaufort)), "windDirection": .string(direction),
         "sky": .string(sky), "timeOfDay": .string(timeOfDay), "moonPhase": .string(moon), "moonAgeDays": 14.2,
         "moonIllumination": 0.99, "tide": tide == nil ? "skipped" : "measured",
     ]

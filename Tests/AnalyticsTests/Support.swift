@@ -124,13 +124,13 @@ func fillup(
     totalMinor: Int64, currency: String = "USD", full: Bool = true, missed: Bool = false
 ) -> JSONValue {
     var object: [String: JSONValue] = [
-        "id": .string(id), "vehicleId": .string(vehicle), "date": time(date), "volume": .number(volume),
-        "pricePerUnitMinor": 0, "totalMinor": .number(Double(totalMinor)), "derived": "none",
+        "id": .string(id), "vehicleId": .string(vehicle), "date": time(date), "volume": .number(.init(volume)),
+        "pricePerUnitMinor": 0, "totalMinor": .number(.init(totalMinor)), "derived": "none",
         "currency": .string(currency),
         "full": .bool(full), "missed": .bool(missed), "createdAt": time(date), "updatedAt": time(date),
     ]
-    if let odometer { object["odometer"] = .number(odometer) }
-    if let trip { object["trip"] = .number(trip) }
+    if let odometer { object["odometer"] = .number(.init(odometer)) }
+    if let trip { object["trip"] = .number(.init(trip)) }
     return .object(object)
 }
 

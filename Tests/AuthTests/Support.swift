@@ -91,6 +91,6 @@ struct Harness {
     }
 
     func events(after: Int = 0) async throws -> [Event] {
-        try await call("events.since", ["after": .number(Double(after))]).decode(EventsSinceResult.self).events
+        try await call("events.since", ["after": .number(.init(after))]).decode(EventsSinceResult.self).events
     }
 }

@@ -10,6 +10,7 @@ import Foundation
 import Logging
 import Runtime
 import Storage
+import TestSupport
 import Wire
 
 struct AnalyticsBenchmark: AsyncParsableCommand {
@@ -94,7 +95,7 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
 
         var figures = Figures(eventsPerSecond: Double(loaded) / max(0.001, seconds(loadTime)))
         let transport = InProcessTransport(service.dispatcher)
-        var generator = BenchRandom(seed: 42)
+        var generator = SplitMix(seed: 42)
         var results: [[String]] = [
             [
                 "\(size)", "load", "\(loaded) events", "", "",
@@ -174,7 +175,7 @@ struct Workload {
     var recordsSeq: Int64 = 0
     var weatherSeq: Int64 = 0
     var vehiclesCreated = false
-    var random = BenchRandom(seed: 7)
+    var random = SplitMix(seed: 7)
     /// Per user: fill-ups so far, odometer, a fill-up held back to be delivered late.
     var odometer: [Int64]
     var count: [Int]
@@ -226,9 +227,9 @@ struct Workload {
                 let data: JSONValue = [
                     "id": .string("f\(user)-\(n)"), "vehicleId": .string("v\(user)"), "date": date,
                     "createdAt": date, "updatedAt": date, "pricePerUnitMinor": 300, "derived": "none",
-                    "odometer": .number(Double(odometer[user]) / 1000),
-                    "volume": .number(Double(20_000 + random.next(below: 30_000)) / 1000),
-                    "totalMinor": .number(Double(4_000 + random.next(below: 6_000))), "currency": "USD",
+                    "odometer": .number(.init(Milli(thousandths: Int64(odometer[user])))),
+                    "volume": .number(.init(Milli(thousandths: Int64(20_000 + random.next(below: 30_000))))),
+                    "totalMinor": .number(.init(4_000 + random.next(below: 6_000))), "currency": "USD",
                     "full": .bool(random.next(below: 5) != 0), "missed": .bool(random.next(below: 50) == 0),
                 ]
                 if let held = heldBack[user] {
@@ -270,7 +271,7 @@ struct Workload {
                                 "temperatureBand": .string(pick(Self.temperatures)),
                                 "pressureBand": .string(pick(Self.pressures)),
                                 "pressureTrend": .string(pick(Self.trends)),
-                                "beaufort": .number(Double(random.next(below: 8))),
+                                "beaufort": .number(.init(random.next(below: 8))),
                                 "windDirection": .string(pick(Self.directions)), "sky": .string(pick(Self.skies)),
                                 "timeOfDay": .string(pick(Self.times)), "moonPhase": .string(pick(Self.moons)),
                                 "source": "archive", "moonAgeDays": 14.2, "moonIllumination": 0.99, "tide": "skipped",
@@ -290,17 +291,4 @@ struct Workload {
     }
 
     mutating func pick(_ list: [String]) -> String { list[random.next(below: list.count)] }
-}
-
-struct BenchRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(below n: Int) -> Int { Int(next() % UInt64(n)) }
 }

@@ -52,7 +52,7 @@ final class Targets: Sendable {
         weatherSettings.marineURL = "http://127.0.0.1:9/v1/marine"
         weatherSettings.noaaURL = "http://127.0.0.1:9"
         weatherSettings.httpTimeout = .milliseconds(200)
-        let weather = try WeatherFetcher(database: .inMemory, settings: weatherSettings, eventsEndpoint: nil, logger: logger)
+        let weather = try WeatherFetcherService(database: .inMemory, settings: weatherSettings, eventsEndpoint: nil, logger: logger)
         let analytics = try AnalyticsService(database: .inMemory, sessions: sessions, logger: logger)
         let storeHost = try ServiceHost(
             descriptor: ServiceDescriptor(name: StoreService.name), database: .inMemory, migrator: StoreService.migrator,

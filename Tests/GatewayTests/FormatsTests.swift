@@ -119,7 +119,7 @@ struct QuantityTests {
         #expect(throws: ServiceError.self) { try Quantity.milli(".", field: "volume") }
         #expect(throws: ServiceError.self) { try Quantity.milli("1e3", field: "volume") }
         #expect(Quantity.text(.number(12345.6), grouped: true) == "12,345.6")
-        #expect(Quantity.text(.number(0.1 + 0.2)) == "0.3")
+        #expect(Quantity.text(.number(.init(0.1 + 0.2))) == "0.3")
         #expect(Quantity.text(nil) == "-")
     }
 }

@@ -57,10 +57,15 @@ struct ContractTests {
 
     @Test("query values go as their documented type, or as the text they are")
     func queryValues() {
-        #expect(Edge.queryValue("25", .integer) as? NSNumber == 25)
-        #expect(Edge.queryValue("x", .integer) as? String == "x")
-        #expect(Edge.queryValue("true", .boolean) as? Bool == true)
-        #expect(Edge.queryValue("maybe", .boolean) as? String == "maybe")
+        #expect(Edge.queryValue("25", .integer) == .number(25))
+        #expect(Edge.queryValue("x", .integer) == .string("x"))
+        #expect(Edge.queryValue("true", .boolean) == .bool(true))
+        #expect(Edge.queryValue("maybe", .boolean) == .string("maybe"))
+        // A number keeps its digits (no Double in between); what is not JSON's number goes as text.
+        #expect(Edge.queryValue("41.123456789012345678", .number) == .number(JSONNumber(text: "41.123456789012345678")!))
+        #expect(Edge.queryValue("41.123456789012345678", .number).jsonText == "41.123456789012345678")
+        #expect(Edge.queryValue("0x1p3", .number) == .string("0x1p3"))
+        #expect(Edge.queryValue("nan", .number) == .string("nan"))
         #expect(Edge.bearer("Bearer abc") == "abc" && Edge.bearer("bearer  abc ") == "abc")
         #expect(Edge.bearer("Basic abc") == nil && Edge.bearer("Bearer") == nil)
     }

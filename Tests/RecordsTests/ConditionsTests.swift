@@ -15,7 +15,7 @@ struct ConditionsTests {
         water: String? = nil
     ) -> Event {
         var conditions: [String: JSONValue] = [
-            "source": "archive", "latitude": .number(latitude), "longitude": .number(longitude),
+            "source": "archive", "latitude": .number(.init(latitude)), "longitude": .number(.init(longitude)),
             "hour": .string(WireTime.format(hour)), "moonPhase": "full moon", "moonAgeDays": 14.2,
             "moonIllumination": 0.99, "tide": "skipped",
         ]

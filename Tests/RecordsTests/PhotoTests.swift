@@ -91,7 +91,7 @@ struct PhotoTests {
         let photo = try #require(added["photo"])
         #expect(photo["hash"] == .string(Crypto.sha256Hex(original)))
         #expect(photo["contentType"] == "image/jpeg")
-        #expect(photo["bytes"] == .number(Double(original.count)))
+        #expect(photo["bytes"] == .number(.init(original.count)))
         #expect(photo["width"] == 1200)
         #expect(photo["height"] == 800)
         let thumb = try #require(photo["thumbnail"])

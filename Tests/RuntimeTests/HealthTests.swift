@@ -42,7 +42,7 @@ import Wire
             descriptor: ServiceDescriptor(name: "producer"), database: .inMemory, migrator: DatabaseMigrator(),
             eventsEndpoint: nil, logger: logger)
         try await producer.database.write { db in
-            for i in 1...5 { try Outbox.append(db, type: "thing.added", userId: "u", data: ["n": .number(Double(i))] as JSONValue) }
+            for i in 1...5 { try Outbox.append(db, type: "thing.added", userId: "u", data: ["n": .number(.init(i))] as JSONValue) }
         }
         let consumerHost = try ServiceHost(
             descriptor: ServiceDescriptor(name: "consumer"), database: .inMemory, migrator: DatabaseMigrator(),

@@ -2,6 +2,7 @@
 import Contracts
 import Foundation
 import Testing
+import TestSupport
 import Wire
 
 @Suite struct WireTests {
@@ -66,24 +67,14 @@ import Wire
 /// bytes (CanonicalJSON); stored hashes were made from `JSONValue.jsonText`. The two must
 /// agree for every body, or a retry would be refused as a different request.
 @Suite struct CanonicalJSONTests {
-    /// A small deterministic generator (SplitMix64), so a failure can be replayed.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-    }
+    typealias Generator = SplitMix
+
 
     static let numbers = [
         "0", "-0", "1", "-1", "7", "350", "123456789012345", "-999999999999999", "1234567890123456", "8999999999999999",
         "9000000000000000", "12345678901234567890", "1.0", "1.50", "11.2", "-0.5", "0.1", "1e2", "1E2", "1e-5", "2.5e+3",
-        "0.0001", "1.5e300", "123456789.123", "-0.0", "3e-7", "1e20",
+        "0.0001", "1.5e300", "123456789.123", "-0.0", "3e-7", "1e20", "12.3456789012345678901", "9007199254740993",
+        "41.123456789012345678", "1e-100", "123456789012345678901234567890123456789012", "-2.50e-3", "1e95",
     ]
     static let strings = [
         "", "coffee", "a/b", "Zürich", "日本", "tab\\tin", "quote\\\"d", "slash\\/", "\\u00e9", "line\\nbreak", "\\u0041",
@@ -92,17 +83,17 @@ import Wire
 
     static func value(_ g: inout Generator, depth: Int) -> String {
         func space() -> String { g.pick(["", "", " ", "\n  ", "\t"]) }
-        switch depth > 3 ? g.below(4) : g.below(7) {
+        switch depth > 3 ? g.next(below: 4) : g.next(below: 7) {
         case 0: return g.pick(numbers)
         case 1: return "\"\(g.pick(strings))\""
         case 2: return g.pick(["true", "false", "null"])
         case 3: return g.pick(numbers)
         case 4:
-            let count = g.below(4)
+            let count = g.next(below: 4)
             return "[" + space() + (0..<count).map { _ in value(&g, depth: depth + 1) }.joined(separator: space() + "," + space()) + "]"
         default:
             var chosen: [String] = []
-            for _ in 0..<g.below(5) {
+            for _ in 0..<g.next(below: 5) {
                 let key = g.pick(keys)
                 if !chosen.contains(key) { chosen.append(key) }
             }
@@ -112,7 +103,7 @@ import Wire
     }
 
     @Test func agreesWithTheDecodedValuesJSONText() throws {
-        var g = Generator(state: 13)
+        var g = Generator(seed: 13)
         var fast = 0
         for _ in 0..<3_000 {
             let text = Self.value(&g, depth: 0)
@@ -139,5 +130,60 @@ import Wire
         #expect(CanonicalJSON.text(Data(#"{"a":1} x"#.utf8)) == nil)
         #expect(CanonicalJSON.text(Data([0x22, 0xFF, 0x22])) == nil, "invalid UTF-8")
         #expect(CanonicalJSON.text(Data(String(repeating: "[", count: 200).utf8)) == nil)
+    }
+}
+
+@Suite("JSON numbers keep their digits")
+struct JSONNumberTests {
+    @Test("canonical text: one spelling per value, JSON's grammar only")
+    func canonicalText() {
+        let cases: [(String, String)] = [
+            ("0.10", "0.1"), ("1E2", "100"), ("-0", "0"), ("-0.0", "0"), ("2.500", "2.5"), ("11.2", "11.2"), ("3.0", "3"),
+            ("9007199254740993", "9007199254740993"), ("12.3456789012345678901", "12.3456789012345678901"),
+            ("1e21", "1000000000000000000000"), ("3e-7", "0.0000003"), ("-12.50", "-12.5"),
+        ]
+        for (text, canonical) in cases {
+            #expect(JSONNumber(text: text)?.text == canonical, "\(text)")
+        }
+        for bad in ["+1", "01", ".5", "1.", "0x10", "nan", "inf", "12abc", "", "-", "1e", "1e+", " 1"] {
+            #expect(JSONNumber(text: bad) == nil, "\(bad)")
+        }
+        #expect(JSONNumber(text: "3.0") == JSONNumber(3) && JSONNumber(text: "0.10") == JSONNumber(0.1))
+        #expect(JSONNumber(0.1 + 0.2).text == "0.30000000000000004", "a Double's shortest text, not its binary expansion")
+        #expect(JSONNumber(Milli(thousandths: 11_200)).text == "11.2")
+    }
+
+    @Test("a value parsed, encoded and decoded keeps every digit: quantities and 64-bit amounts")
+    func parsedValuesKeepTheirDigits() throws {
+        let text = #"{"volume":11.2,"long":12.3456789012345678901,"big":9007199254740993,"max":9223372036854775807,"tiny":0.001}"#
+        let value = try JSONValue.parse(text)
+        #expect(value.jsonText == #"{"big":9007199254740993,"long":12.3456789012345678901,"max":9223372036854775807,"tiny":0.001,"volume":11.2}"#)
+        struct Body: Decodable {
+            var volume: Milli
+            var long: Decimal
+            var big: Int64
+            var max: Int64
+            var tiny: Milli
+        }
+        // Straight from the value (a consumer's event, the CLI's saved answer) and through its text.
+        for body in [try value.decode(Body.self), try WireCoding.decode(Body.self, from: WireCoding.encode(value))] {
+            #expect(body.volume == Milli(thousandths: 11_200))
+            #expect(body.long == Decimal(string: "12.3456789012345678901")!)
+            #expect(body.big == 9_007_199_254_740_993 && body.max == Int64.max)
+            #expect(body.tiny == Milli(thousandths: 1))
+        }
+        // A number with more decimals than a quantity takes is still refused, not rounded.
+        #expect(throws: (any Error).self) { try JSONValue.parse(#"{"v":1.2345}"#)["v"]!.decode(Milli.self) }
+        // Integers are read only from whole numbers in range.
+        #expect(throws: (any Error).self) { try JSONValue.parse("[1.5]").decode([Int].self) }
+        #expect(throws: (any Error).self) { try JSONValue.parse("[9223372036854775808]").decode([Int64].self) }
+        #expect(try JSONValue.parse("[1e2]").decode([Int].self) == [100])
+    }
+
+    @Test("numbers no Decimal holds still parse, as their nearest Double")
+    func outOfRangeNumbers() throws {
+        let value = try JSONValue.parse("[1.5e300, 5e-324]")
+        #expect(value.jsonText == "[1.5e+300,5e-324]")
+        #expect(value.arrayValue?.first?.doubleValue == 1.5e300)
     }
 }

@@ -190,7 +190,7 @@ import Wire
                 try Outbox.append(
                     db, type: "time.saved", userId: "ann",
                     data: [
-                        "id": .string("e\(i)"), "userId": "ann", "activityId": "a", "durationMs": .number(Double(hour)),
+                        "id": .string("e\(i)"), "userId": "ann", "activityId": "a", "durationMs": .number(.init(hour)),
                         "startedAt": "2026-04-01T07:00:00Z", "savedAt": "2026-04-01T08:00:00Z",
                     ]
                         as JSONValue)
@@ -212,7 +212,7 @@ import Wire
                 try Outbox.append(
                     db, type: "time.saved", userId: "ann",
                     data: [
-                        "id": "e6", "userId": "ann", "activityId": "a", "durationMs": .number(Double(hour)),
+                        "id": "e6", "userId": "ann", "activityId": "a", "durationMs": .number(.init(hour)),
                         "startedAt": "2026-04-01T09:00:00Z", "savedAt": "2026-04-01T10:00:00Z",
                     ] as JSONValue)
             }

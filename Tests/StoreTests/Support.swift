@@ -85,7 +85,7 @@ struct StoreHarness {
     func wallet(_ user: String) async throws -> WalletView { try await call("store.wallet", user: user) }
 
     func ledger(_ user: String, limit: Int = 200) async throws -> [LedgerEntryView] {
-        let result: LedgerResult = try await call("store.ledger", ["limit": .number(Double(limit))], user: user)
+        let result: LedgerResult = try await call("store.ledger", ["limit": .number(.init(limit))], user: user)
         return result.entries
     }
 
@@ -105,7 +105,7 @@ struct EventScript {
         return add(
             "time.saved", user,
             [
-                "id": .string(entryId), "userId": .string(user), "activityId": "act-1", "durationMs": .number(Double(ms)),
+                "id": .string(entryId), "userId": .string(user), "activityId": "act-1", "durationMs": .number(.init(ms)),
                 "startedAt": .string(WireTime.format(at)), "savedAt": .string(WireTime.format(at)),
             ], at: at)
     }

@@ -8,7 +8,7 @@ import Wire
 @testable import WeatherFetcherService
 
 @Suite struct MethodTests {
-    func get(_ service: WeatherFetcher, _ body: JSONValue, token: String? = "good-u1") async throws -> Reply {
+    func get(_ service: WeatherFetcherService, _ body: JSONValue, token: String? = "good-u1") async throws -> Reply {
         try await service.client.reply("weather.get", body: body, options: CallOptions(token: token))
     }
 

@@ -139,10 +139,10 @@ final class Harness: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    func makeService() throws -> WeatherFetcher {
+    func makeService() throws -> WeatherFetcherService {
         var logger = Logger(label: "weather-test")
         logger.logLevel = .critical
-        return try WeatherFetcher(
+        return try WeatherFetcherService(
             database: DatabaseSettings(path: directory + "/weather.sqlite"), settings: settings, eventsEndpoint: nil,
             logger: logger)
     }
@@ -158,7 +158,7 @@ final class Harness: Sendable {
     }
 }
 
-extension WeatherFetcher {
+extension WeatherFetcherService {
     var client: InProcessTransport { InProcessTransport(host.dispatcher(router: router(), sessions: FakeSessions())) }
 
     /// Applies records' events the way the real consumer does: through a checkpointed sink.
@@ -213,7 +213,7 @@ extension Harness {
     ) -> Event {
         var data: [String: JSONValue] = [
             "id": .string(id), "species": "Striped bass", "weight": 4.2, "weightUnit": "kg", "bait": "eel",
-            "water": .string(water), "latitude": .number(latitude), "longitude": .number(longitude),
+            "water": .string(water), "latitude": .number(.init(latitude)), "longitude": .number(.init(longitude)),
             "caughtAt": .string(at), "released": true, "note": .null, "photo": .null,
             "conditions": ["status": "pending"], "createdAt": .string(at), "updatedAt": .string(at),
         ]

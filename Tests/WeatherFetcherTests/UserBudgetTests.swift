@@ -9,9 +9,9 @@ import Wire
 @testable import WeatherFetcherService
 
 @Suite struct UserBudgetTests {
-    func get(_ service: WeatherFetcher, _ latitude: Double, user: String) async throws -> Reply {
+    func get(_ service: WeatherFetcherService, _ latitude: Double, user: String) async throws -> Reply {
         try await service.client.reply(
-            "weather.get", body: ["latitude": .number(latitude), "longitude": -70.67, "at": "2024-05-20T14:40:00Z"],
+            "weather.get", body: ["latitude": .number(.init(latitude)), "longitude": -70.67, "at": "2024-05-20T14:40:00Z"],
             options: CallOptions(token: "good-\(user)"))
     }
 

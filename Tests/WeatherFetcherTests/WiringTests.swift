@@ -1,4 +1,4 @@
-// The service as the executable assembles it (`WeatherFetcher.services`, the runtime's
+// The service as the executable assembles it (`WeatherFetcherService.services`, the runtime's
 // LogbookService), over real ZeroMQ: a stand-in records service publishes `catch.created` from its outbox, the weather-fetcher's
 // checkpointed consumer turns it into a job, and `conditions.ready` comes out of the
 // weather-fetcher's own outbox, readable with `events.since`.
@@ -49,7 +49,7 @@ import Wire
             migrator: DatabaseMigrator(), eventsEndpoint: configuration.eventsEndpoint("auth"), logger: logger)
         let authServices = auth.services(
             dispatcher: auth.dispatcher(router: auth.makeRouter(), sessions: nil), endpoint: configuration.endpoint("auth"))
-        let weatherServices = try WeatherFetcher.services(configuration: configuration, logger: logger)
+        let weatherServices = try WeatherFetcherService.services(configuration: configuration, logger: logger)
         let group = ServiceGroup(services: authServices + recordsServices + weatherServices, logger: logger)
 
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -57,7 +57,7 @@ import Wire
             let recordsClient = try ServiceClient(service: "records", endpoint: configuration.endpoint("records"))
             let caught = try #require(WireTime.parse("2023-05-20T14:40:00Z"))
             let weatherClient = try ServiceClient(
-                service: WeatherFetcher.name, endpoint: configuration.endpoint(WeatherFetcher.name))
+                service: WeatherFetcherService.name, endpoint: configuration.endpoint(WeatherFetcherService.name))
             _ = try await recordsClient.call(
                 "test.catch.add",
                 Catch(

@@ -58,7 +58,7 @@ enum LoginFailures {
                 throw ServiceError(
                     .resourceExhausted,
                     "too many failed sign-ins for \"\(username)\": try again in \(seconds) s (after \(WireTime.format(retryAt)))",
-                    details: ["retryAfterMs": .number(Double(retryAfterMs))])
+                    details: ["retryAfterMs": .number(.init(retryAfterMs))])
             }
         }
         try db.execute(
@@ -119,7 +119,7 @@ final class FailureBudget: Sendable {
                 .resourceExhausted,
                 "too many failed sign-ins on this server: try again in \(Int((Double(retryAfterMs) / 1000).rounded(.up))) s "
                     + "(a device that signed in before is not held up)",
-                details: ["retryAfterMs": .number(Double(retryAfterMs))])
+                details: ["retryAfterMs": .number(.init(retryAfterMs))])
         }
     }
 

@@ -61,7 +61,7 @@ extension Handlers {
         guard user.shard == body.from else {
             throw ServiceError(
                 .failedPrecondition, "the user is on shard \(user.shard), not \(body.from)", field: "from",
-                details: ["shard": .number(Double(user.shard))])
+                details: ["shard": .number(.init(user.shard))])
         }
         try db.execute(sql: "UPDATE users SET shard = ? WHERE id = ?", arguments: [body.shard, user.id])
         try Outbox.append(

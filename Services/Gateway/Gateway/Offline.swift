@@ -44,10 +44,10 @@ public enum Offline {
         let anonymous = item.owner == LocalStore.anonymous
         if json {
             var object: [String: JSONValue] = [
-                "queued": true, "queueId": .number(Double(item.id ?? 0)), "method": .string(item.method),
+                "queued": true, "queueId": .number(.init(item.id ?? 0)), "method": .string(item.method),
                 "idempotencyKey": .string(item.idempotencyKey), "reason": .string(queued.reason),
                 "anonymous": .bool(anonymous), "uncertain": .bool(item.uncertain),
-                "waiting": .number(Double(queued.waiting)),
+                "waiting": .number(.init(queued.waiting)),
             ]
             if let localId = item.localId { object["localId"] = .string(localId) }
             Output.json(.object(object))

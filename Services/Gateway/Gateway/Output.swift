@@ -57,7 +57,7 @@ public enum Output {
         switch value {
         case .none, .null?: "-"
         case .string(let s)?: s
-        case .number(let n)?: n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+        case .number(let n)?: n.text
         case .bool(let b)?: b ? "yes" : "no"
         case let other?: other.jsonText
         }

@@ -117,7 +117,7 @@ public final class Edge: Sendable {
             problem.retryAfterMs = wait
             throw problem
         }
-        var body: [String: Any] = [:]
+        var body: [String: JSONValue] = [:]
         switch route.body {
         case .none:
             break
@@ -129,7 +129,9 @@ public final class Edge: Sendable {
                         415, "unsupported_media_type", "Unsupported media type",
                         "send the body as application/json (got \(request.headers[.contentType] ?? "no Content-Type"))")
                 }
-                guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any] else {
+                // Parsed as JSON values, whose numbers keep their digits (Shared/Wire/JSONNumber.swift):
+                // a volume of 11.2 reaches records as 11.2, not as the nearest Double.
+                guard let object = (try? JSONValue.parse(Data(buffer: bytes)))?.objectValue else {
                     throw Problem.badRequest("body: must be a JSON object")
                 }
                 body = object
@@ -143,16 +145,16 @@ public final class Edge: Sendable {
                     "send the photo's bytes with their media type, e.g. image/jpeg (got \(request.headers[.contentType] ?? "no Content-Type"))")
             }
             let bytes = try await collect(request, limit: settings.maxPhotoBody)
-            body[field] = Data(buffer: bytes).base64EncodedString()
+            body[field] = .string(Data(buffer: bytes).base64EncodedString())
         }
         let query = request.uri.queryParameters
         for field in route.query {
             if let raw = query.get(field.name) { body[field.wire] = Self.queryValue(raw, field.kind) }
         }
         for (parameter, field) in route.pathFields {
-            body[field] = context.parameters.get(parameter) ?? ""
+            body[field] = .string(context.parameters.get(parameter) ?? "")
         }
-        for field in route.clears { body[field] = NSNull() }
+        for field in route.clears { body[field] = .null }
 
         let outcome: ServiceCalls.Outcome
         do {
@@ -176,11 +178,11 @@ public final class Edge: Sendable {
         case .json:
             return try Self.json(route.status, outcome.result, headers: headers)
         case .page(let key):
-            if let next = (outcome.result as? [String: Any])?["nextCursor"] as? String {
+            if let next = outcome.result?["nextCursor"]?.stringValue {
                 headers[.link] = "<\(Self.link(request.uri, cursor: next))>; rel=\"next\""
             }
             if let format = Representations.negotiate(request.headers[.accept], offered: route.formats) {
-                let items = (outcome.result as? [String: Any])?[key] as? [Any] ?? []
+                let items = outcome.result?[key]?.arrayValue ?? []
                 headers[.contentType] = format == .csv ? "text/csv; charset=utf-8" : format.rawValue
                 let body = format == .csv ? Representations.csv(items) : Representations.geojson(items)
                 return Response(status: .init(code: route.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
@@ -203,24 +205,24 @@ public final class Edge: Sendable {
                 known.insert(token)
             }
         }
-        if route.wireMethod == "auth.login", outcome.error == nil, let issued = (outcome.result as? [String: Any])?["token"] as? String {
+        if route.wireMethod == "auth.login", outcome.error == nil, let issued = outcome.result?["token"]?.stringValue {
             known.insert(issued)
         }
     }
 
     /// The photo's bytes, with an ETag from its hash; `If-None-Match` answers 304.
-    func photo(_ result: Any?, request: Request, headers: HTTPFields) throws -> Response {
-        guard let object = result as? [String: Any], let base64 = object["data"] as? String, let data = Data(base64Encoded: base64)
+    func photo(_ result: JSONValue?, request: Request, headers: HTTPFields) throws -> Response {
+        guard let object = result, let base64 = object["data"]?.stringValue, let data = Data(base64Encoded: base64)
         else { throw Problem(ServiceError(.internal, "records answered a photo without its bytes")) }
         var headers = headers
-        let thumbnail = Self.queryValue(request.uri.queryParameters.get("thumbnail") ?? "false", .boolean) as? Bool ?? false
-        let tag = "\"\(object["hash"] as? String ?? "")\(thumbnail ? "-thumb" : "")\""
+        let thumbnail = Self.queryValue(request.uri.queryParameters.get("thumbnail") ?? "false", .boolean).boolValue ?? false
+        let tag = "\"\(object["hash"]?.stringValue ?? "")\(thumbnail ? "-thumb" : "")\""
         headers[.eTag] = tag
         headers[.cacheControl] = "private, max-age=0, must-revalidate"
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
             return Response(status: .notModified, headers: headers)
         }
-        headers[.contentType] = object["contentType"] as? String ?? "application/octet-stream"
+        headers[.contentType] = object["contentType"]?.stringValue ?? "application/octet-stream"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -276,7 +278,8 @@ public final class Edge: Sendable {
             return answers
         }
         let ready = answers.values.allSatisfy { $0 == "up" }
-        return (try? Self.json(ready ? 200 : 503, ["ready": ready, "services": answers])) ?? Response(status: .internalServerError)
+        return (try? Self.json(ready ? 200 : 503, ["ready": .bool(ready), "services": .object(answers.mapValues(JSONValue.string))]))
+            ?? Response(status: .internalServerError)
     }
 
     // MARK: Helpers
@@ -296,17 +299,17 @@ public final class Edge: Sendable {
 
     /// A query value as the JSON type the document gives it; a value that does not read
     /// as that type goes as the string it is, and the service says what is wrong with it.
-    static func queryValue(_ raw: String, _ kind: Route.Field.Kind) -> Any {
+    static func queryValue(_ raw: String, _ kind: Route.Field.Kind) -> JSONValue {
         switch kind {
-        case .integer: return Int64(raw).map { NSNumber(value: $0) } ?? raw
-        case .number: return Double(raw).flatMap { $0.isFinite ? NSNumber(value: $0) : nil } ?? raw
+        case .integer: return Int64(raw).map { .number(.init($0)) } ?? .string(raw)
+        case .number: return JSONNumber(text: raw).map(JSONValue.number) ?? .string(raw)
         case .boolean:
             switch raw.lowercased() {
-            case "true", "1": return true
-            case "false", "0": return false
-            default: return raw
+            case "true", "1": return .bool(true)
+            case "false", "0": return .bool(false)
+            default: return .string(raw)
             }
-        default: return raw
+        default: return .string(raw)
         }
     }
 
@@ -321,8 +324,8 @@ public final class Edge: Sendable {
         return (components.string ?? uri.path).replacingOccurrences(of: "+", with: "%2B")
     }
 
-    static func json(_ status: Int, _ value: Any?, headers: HTTPFields = [:]) throws -> Response {
-        let data = try JSONSerialization.data(withJSONObject: value ?? NSNull(), options: [.fragmentsAllowed, .withoutEscapingSlashes])
+    static func json(_ status: Int, _ value: JSONValue?, headers: HTTPFields = [:]) throws -> Response {
+        let data = try WireCoding.encode(value ?? .null)
         var headers = headers
         headers[.contentType] = "application/json"
         return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -58,15 +58,14 @@ public struct Problem: Error, Sendable {
 
     /// The problem document.
     public var json: Data {
-        var object: [String: Any] = [
-            "type": "https://logbook.invalid/problems/\(code)", "title": title, "status": status, "detail": detail, "code": code,
+        var object: [String: JSONValue] = [
+            "type": .string("https://logbook.invalid/problems/\(code)"), "title": .string(title), "status": .number(.init(status)),
+            "detail": .string(detail), "code": .string(code),
         ]
-        if let field { object["field"] = field }
-        if let retryAfterMs { object["retryAfterMs"] = retryAfterMs }
-        if let details, let extra = try? JSONSerialization.jsonObject(with: WireCoding.encode(details), options: [.fragmentsAllowed]) {
-            object["details"] = extra
-        }
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        if let field { object["field"] = .string(field) }
+        if let retryAfterMs { object["retryAfterMs"] = .number(.init(retryAfterMs)) }
+        if let details { object["details"] = details }
+        return (try? WireCoding.encode(JSONValue.object(object))) ?? Data("{}".utf8)
     }
 
     /// Retry-After in whole seconds, rounded up (at least 1).

@@ -24,35 +24,21 @@ enum Representations {
         return best.format
     }
 
-    static func text(_ value: Any?) -> String {
-        switch value {
-        case nil, is NSNull: return ""
-        case let string as String: return string
-        case let bool as Bool: return bool ? "true" : "false"
-        default:
-            guard let value, let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
-            else { return "" }
-            return String(decoding: data, as: UTF8.self)
-        }
-    }
-
-    static func csv(_ items: [Any]) -> Data {
-        let objects = items.compactMap { $0 as? [String: Any] }
+    static func csv(_ items: [JSONValue]) -> Data {
+        let objects = items.compactMap(\.objectValue)
         let columns = Array(Set(objects.flatMap(\.keys))).sorted()
-        let rows = objects.map { object in columns.map { text(object[$0]) } }
+        let rows = objects.map { object in columns.map { CSV.cell(object[$0]) } }
         return Data(CSV.document(columns, rows).utf8)
     }
 
-    static func geojson(_ items: [Any]) -> Data {
+    static func geojson(_ items: [JSONValue]) -> Data {
         let features: [JSONValue] = items.compactMap { item in
-            guard let object = item as? [String: Any], let latitude = (object["latitude"] as? NSNumber)?.doubleValue,
-                let longitude = (object["longitude"] as? NSNumber)?.doubleValue
+            guard var object = item.objectValue, let latitude = object["latitude"]?.doubleValue,
+                let longitude = object["longitude"]?.doubleValue
             else { return nil }
-            var rest = object
-            rest["latitude"] = nil
-            rest["longitude"] = nil
-            let properties = (try? JSONSerialization.data(withJSONObject: rest)).flatMap { try? JSONValue.parse($0) }?.objectValue ?? [:]
-            return GeoJSON.point(latitude: latitude, longitude: longitude, properties: properties)
+            object["latitude"] = nil
+            object["longitude"] = nil
+            return GeoJSON.point(latitude: latitude, longitude: longitude, properties: object)
         }
         return (try? WireCoding.encode(GeoJSON.collection(features))) ?? Data()
     }

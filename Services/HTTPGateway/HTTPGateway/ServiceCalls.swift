@@ -3,8 +3,8 @@
 // The edge runs as a member of the stack (CURVE settings and stack key from the stack's
 // configuration): the key goes only with `$srv.*` calls, user calls carry the caller's
 // bearer token and nothing else.
-// Bodies and results stay JSON text end to end (Foundation's JSONSerialization keeps
-// integers as integers), so a 64-bit amount is never rounded through a Double.
+// Bodies and results are JSON values, whose numbers keep their digits (Shared/Wire/JSONNumber.swift),
+// so neither a quantity nor a 64-bit amount is ever rounded through a Double.
 import Foundation
 import Runtime
 import Synchronization
@@ -21,22 +21,22 @@ public final class ServiceCalls: Sendable {
 
     public func client(_ service: String) throws -> ServiceClient { try clients.client(service) }
 
-    /// A reply: the result as a Foundation JSON object, or the service's error.
+    /// A reply: the result, or the service's error.
     /// Records shards (Shared/Runtime/Shards.swift): the shard each token's user was last
     /// found on (by the token's SHA-256), learnt from a shard's redirect.
     private let shards = Mutex<[String: Int]>([:])
 
-    public struct Outcome: @unchecked Sendable {
-        public var result: Any?
+    public struct Outcome: Sendable {
+        public var result: JSONValue?
         public var error: ServiceError?
         public var freshness: Freshness?
     }
 
-    /// Sends `method` with `body` (a JSON object of Foundation values) and returns the reply.
+    /// Sends `method` with `body` and returns the reply.
     /// Transport failures come back as the client's `ServiceError` (`unavailable`,
     /// `deadline_exceeded`).
     public func call(
-        _ service: String, _ method: String, body: [String: Any], token: String?, idempotencyKey: String?, timeout: Duration
+        _ service: String, _ method: String, body: [String: JSONValue], token: String?, idempotencyKey: String?, timeout: Duration
     ) async throws -> Outcome {
         guard service == "records", configuration.recordsShards > 1, let token else {
             return try await send(service, method, body: body, token: token, idempotencyKey: idempotencyKey, timeout: timeout)
@@ -44,31 +44,32 @@ public final class ServiceCalls: Sendable {
         // A user's records calls go to their shard; a shard that is not theirs refuses before
         // doing anything and names the right one.
         let key = Crypto.sha256Hex(token)
-        let known = shards.withLock { $0[key] } ?? 1
-        let outcome = try await send(
-            StackConfiguration.recordsInstance(known), method, body: body, token: token, idempotencyKey: idempotencyKey,
-            timeout: timeout)
-        guard let error = outcome.error, let shard = ShardRedirect.target(error), shard != known,
-            shard <= configuration.recordsShards
-        else { return outcome }
-        shards.withLock {
-            if $0.count >= 100_000 { $0.removeAll() }
-            $0[key] = shard
+        return try await ShardRedirect.follow(
+            from: shards.withLock { $0[key] } ?? 1, shards: configuration.recordsShards, error: \.error,
+            learnt: { shard in
+                shards.withLock {
+                    if $0.count >= 100_000 { $0.removeAll() }
+                    $0[key] = shard
+                }
+            }
+        ) { shard in
+            try await send(
+                StackConfiguration.recordsInstance(shard), method, body: body, token: token, idempotencyKey: idempotencyKey,
+                timeout: timeout)
         }
-        return try await send(
-            StackConfiguration.recordsInstance(shard), method, body: body, token: token, idempotencyKey: idempotencyKey,
-            timeout: timeout)
     }
 
     private func send(
-        _ service: String, _ method: String, body: [String: Any], token: String?, idempotencyKey: String?, timeout: Duration
+        _ service: String, _ method: String, body: [String: JSONValue], token: String?, idempotencyKey: String?, timeout: Duration
     ) async throws -> Outcome {
         let id = ID.make()
         let ms = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        var envelope: [String: Any] = ["v": Protocol.version, "id": id, "method": method, "deadlineMs": ms, "body": body]
-        if let token { envelope["token"] = token }
-        envelope["idempotencyKey"] = idempotencyKey ?? id
-        let frame = try JSONSerialization.data(withJSONObject: envelope, options: [.withoutEscapingSlashes])
+        var envelope: [String: JSONValue] = [
+            "v": .number(.init(Protocol.version)), "id": .string(id), "method": .string(method), "deadlineMs": .number(.init(ms)),
+            "body": .object(body), "idempotencyKey": .string(idempotencyKey ?? id),
+        ]
+        if let token { envelope["token"] = .string(token) }
+        let frame = try WireCoding.encode(JSONValue.object(envelope))
         let data = try await client(service).exchange(frame, id: id, timeout: timeout)
         struct Status: Decodable {
             var ok: Bool
@@ -76,15 +77,15 @@ public final class ServiceCalls: Sendable {
             var freshness: Freshness?
         }
         let status: Status
-        let object: [String: Any]
+        let reply: JSONValue
         do {
-            status = try WireCoding.decode(Status.self, from: data)
-            object = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+            reply = try JSONValue.parse(data)
+            status = try reply.decode(Status.self)
         } catch {
             throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1")
         }
         if let error = status.error, !status.ok { return Outcome(result: nil, error: error, freshness: nil) }
-        return Outcome(result: object["result"] ?? NSNull(), error: nil, freshness: status.freshness)
+        return Outcome(result: reply["result"] ?? .null, error: nil, freshness: status.freshness)
     }
 
     /// Calls a reserved method (`$srv.ping`, `$srv.stats`) and returns its result.

@@ -131,7 +131,7 @@ public final class ShardGuard: Sendable {
     static var held: ServiceError {
         ServiceError(
             .unavailable, "your records are being moved to another shard; try again in a few seconds",
-            details: ["retryAfterMs": .number(Double(retryAfterMs)), "reason": "shard_move"])
+            details: ["retryAfterMs": .number(.init(retryAfterMs)), "reason": "shard_move"])
     }
 
     /// Sets (or clears) the user's state, in the database and in memory.
@@ -434,8 +434,8 @@ extension RecordsService {
                 guard abs(n) < 9_000_000_000_000_000 / 1000 else {
                     throw ServiceError(.internal, "a value in \(column) is too large to move")
                 }
-                object[column] = .number(Double(n))
-            case .double(let d): object[column] = .object(["real": .number(d)])
+                object[column] = .number(.init(n))
+            case .double(let d): object[column] = .object(["real": .number(.init(d))])
             case .string(let s): object[column] = .string(s)
             case .blob(let data): object[column] = .object(["blob": .string(data.base64EncodedString())])
             }
@@ -462,8 +462,8 @@ extension RecordsService {
                 switch object[name]! {
                 case .null: arguments += [DatabaseValue.null]
                 case .number(let n):
-                    guard n.rounded() == n else { throw ServiceError.invalid("rows", "\(name): integers only") }
-                    arguments += [Int64(n)]
+                    guard let integer = n.int64 else { throw ServiceError.invalid("rows", "\(name): integers only") }
+                    arguments += [integer]
                 case .object(let tagged):
                     if let d = tagged["real"]?.doubleValue {
                         arguments += [d]

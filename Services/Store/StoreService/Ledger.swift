@@ -117,8 +117,8 @@ enum Ledger {
                 "not enough cash for \(name): it costs \(Money.format(price)), you have \(Money.format(wallet.cashCents)); "
                     + "short by \(Money.format(shortfall)) (\(Money.hours(shortfall)) more tracked)",
                 details: [
-                    "shortfallCents": .number(Double(shortfall)), "cashCents": .number(Double(wallet.cashCents)),
-                    "priceCents": .number(Double(price)),
+                    "shortfallCents": .number(.init(shortfall)), "cashCents": .number(.init(wallet.cashCents)),
+                    "priceCents": .number(.init(price)),
                 ])
         }
         let ledgerId = ID.make(at: at)

@@ -1,4 +1,4 @@
-// The store service executable: everything is built by `Store` (Store.swift) through the
+// The store service executable: everything is built by `StoreService` (StoreService.swift) through the
 // runtime's one service shape (LogbookService.swift).
 import Runtime
 import StoreService

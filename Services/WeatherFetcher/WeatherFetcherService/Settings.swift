@@ -51,7 +51,7 @@ public struct WeatherFetcherSettings: Sendable {
     /// Reads LOGBOOK_WEATHER_FETCHER_{FORECAST_URL, ARCHIVE_URL, MARINE_URL, NOAA_URL,
     /// NOAA_MAX_KM, HTTP_TIMEOUT_SECONDS, CALLS_PER_MINUTE, USER_CALLS_PER_HOUR, MAX_ATTEMPTS}.
     public init(configuration: StackConfiguration) throws {
-        let service = WeatherFetcher.name
+        let service = WeatherFetcherService.name
         func url(_ name: String, _ fallback: String) throws -> String {
             guard let value = configuration.setting(service, name) else { return fallback }
             guard let parsed = URL(string: value), parsed.scheme == "http" || parsed.scheme == "https" else {

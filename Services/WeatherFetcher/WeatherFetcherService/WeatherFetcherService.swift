@@ -1,7 +1,7 @@
 // The weather-fetcher service assembled: its database, the job runner, the methods
 // (`weather.get`, `weather.conditions.get`) and the consumers of records' and auth's
 // events. The executable runs it through the runtime's LogbookService; tests build a
-// `WeatherFetcher` directly with an in-process transport, a stub HTTP server and short
+// `WeatherFetcherService` directly with an in-process transport, a stub HTTP server and short
 // delays.
 import Contracts
 import Foundation
@@ -12,7 +12,7 @@ import ServiceLifecycle
 import Storage
 import Wire
 
-public final class WeatherFetcher: Sendable {
+public final class WeatherFetcherService: Sendable {
     public static let name = "weather-fetcher"
 
     public let host: ServiceHost
@@ -80,13 +80,13 @@ public final class WeatherFetcher: Sendable {
                     let ms = (retryAfter ?? settings.rateLimitPause).milliseconds
                     throw ServiceError(
                         .unavailable, "the weather provider asks us to slow down; try again later",
-                        details: ["retryAfterMs": .number(Double(ms))])
+                        details: ["retryAfterMs": .number(.init(ms))])
                 case .userBudget(let retryAfter):
                     throw ServiceError(
                         .resourceExhausted,
                         "your weather lookups are used up for now (\(settings.userCallsPerHour) provider calls an hour); "
                             + "try again in \(Int((Double(retryAfter.milliseconds) / 1000).rounded(.up))) s",
-                        details: ["retryAfterMs": .number(Double(retryAfter.milliseconds))])
+                        details: ["retryAfterMs": .number(.init(retryAfter.milliseconds))])
                 case .transient(let detail):
                     context.logger.warning("weather.get failed", metadata: ["error.detail": "\(detail)"])
                     throw ServiceError(.unavailable, "the weather provider is not answering; try again later")
@@ -108,11 +108,11 @@ public final class WeatherFetcher: Sendable {
 /// `user.deleted`. The results go out as this service's events, which every shard consumes;
 /// only the shard holding the catch has it pending and applies them (RecordsService,
 /// CatchConditions.swift).
-extension WeatherFetcher: LogbookService {
+extension WeatherFetcherService: LogbookService {
     public static var migrator: DatabaseMigrator { Jobs.migrator }
 
     public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
-        try WeatherFetcher(host: host, settings: WeatherFetcherSettings(configuration: configuration)).assembly()
+        try WeatherFetcherService(host: host, settings: WeatherFetcherSettings(configuration: configuration)).assembly()
     }
 
     func assembly() -> ServiceAssembly {

@@ -1,7 +1,7 @@
 // weather-fetcher: real weather and tide for every catch (docs/protocol.md, "Weather-fetcher").
-// Everything is built by `WeatherFetcher` (WeatherFetcher.swift) through the runtime's one
+// Everything is built by `WeatherFetcherService` (WeatherFetcherService.swift) through the runtime's one
 // service shape (LogbookService.swift).
 import Runtime
 import WeatherFetcherService
 
-await ServiceMain.run(WeatherFetcher.self)
+await ServiceMain.run(WeatherFetcherService.self)

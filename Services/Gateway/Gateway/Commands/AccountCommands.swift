@@ -129,7 +129,7 @@ struct Register: GatewayCommand {
         }
         if context.json {
             Output.json([
-                "user": try JSONValue.from(user), "session": Account.describe(session), "localRecords": .number(Double(local)),
+                "user": try JSONValue.from(user), "session": Account.describe(session), "localRecords": .number(.init(local)),
                 "claimed": claimed,
             ])
         }
@@ -210,7 +210,7 @@ struct Logout: GatewayCommand {
         try? SelectionStore(directory: context.sessions.directory).setVehicle(nil, for: session.userId)
         if unsynced > 0 { note += "; discarded \(unsynced) unsynced write\(unsynced == 1 ? "" : "s")" }
         if context.json {
-            Output.json(["revoked": true, "discarded": .number(Double(unsynced))])
+            Output.json(["revoked": true, "discarded": .number(.init(unsynced))])
         } else {
             Output.line("logged out \(session.username)\(note)")
         }

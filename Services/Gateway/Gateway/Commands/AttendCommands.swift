@@ -31,10 +31,10 @@ struct EntryOptions: ParsableArguments {
     var at: String?
     @Option(help: "A note.") var note: String?
     @Flag(help: "Record it even though the previous entry is of the same kind.") var correction = false
-    @Option(help: "Which app it came from: cli (default), ios, android, web or company.") var source: AttendanceSourceOption = .cli
+    @Option(help: "Which app it came from: cli (default), ios, android, web or company.") var source: AttendanceSource = .cli
 }
 
-enum AttendanceSourceOption: String, ExpressibleByArgument, CaseIterable { case cli, ios, android, web, company }
+extension AttendanceSource: ExpressibleByArgument {}
 
 enum Attendance {
     static func kind(_ entry: JSONValue) -> String { entry["kind"]?.stringValue == "arrival" ? "in" : "out" }
@@ -43,7 +43,7 @@ enum Attendance {
         let request = AttendanceAdd(
             kind: kind, at: try options.at.map { try TimeText.parse($0, field: "at") }, latitude: options.place.latitude,
             longitude: options.place.longitude, accuracy: options.accuracy,
-            source: AttendanceSource(rawValue: options.source.rawValue) ?? .cli, note: options.note,
+            source: options.source, note: options.note,
             correction: options.correction)
         do {
             try await AttendanceMethods.add.perform(context, request) { entry in
@@ -62,8 +62,8 @@ enum Attendance {
 
     static func place(_ entry: AttendanceEntry) -> String {
         guard let latitude = entry.latitude else { return "-" }
-        let accuracy = entry.accuracy.map { " ±\(Output.cell(.number($0))) m" } ?? ""
-        return "\(Output.cell(.number(latitude))), \(Output.cell(entry.longitude.map(JSONValue.number)))\(accuracy)"
+        let accuracy = entry.accuracy.map { " ±\(Output.cell(.number(.init($0)))) m" } ?? ""
+        return "\(Output.cell(.number(.init(latitude)))), \(Output.cell(entry.longitude.map { JSONValue.number(.init($0)) }))\(accuracy)"
     }
 
     /// A listed entry's place (the list's rows stay JSON: saved pages and offline records).

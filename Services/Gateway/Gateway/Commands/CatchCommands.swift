@@ -62,7 +62,7 @@ enum Catches {
     }
 
     /// A coordinate as the service wrote it (59.33; a whole degree without decimals).
-    static func degrees(_ value: Double) -> String { Output.cell(.number(value)) }
+    static func degrees(_ value: Double) -> String { Output.cell(.number(.init(value))) }
 
     static func weight(_ fish: Catch) -> String { "\(fish.weight) \(fish.weightUnit.rawValue)" }
 
@@ -477,7 +477,7 @@ struct CatchPhoto: GatewayCommand {
             var object = try JSONValue.from(photo).objectValue ?? [:]
             object["data"] = nil
             object["file"] = .string(output)
-            object["bytes"] = .number(Double(data.count))
+            object["bytes"] = .number(.init(data.count))
             Output.json(.object(object))
         } else {
             Output.line(

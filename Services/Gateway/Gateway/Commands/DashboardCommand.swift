@@ -68,14 +68,14 @@ struct Dashboard: GatewayCommand {
             for section in ordered { object[section.name] = section.json }
             Output.json([
                 "user": .string(session.username), "partial": .bool(partial), "sections": .object(object),
-                "queue": ["pending": .number(Double(queue.pending)), "failed": .number(Double(queue.failed))],
-                "deadlineMs": .number(Double(deadline)),
+                "queue": ["pending": .number(.init(queue.pending)), "failed": .number(.init(queue.failed))],
+                "deadlineMs": .number(.init(deadline)),
                 "timings": [
-                    "totalMs": .number(totalMs),
+                    "totalMs": .number(.init(totalMs)),
                     "sections": .object(
-                        Dictionary(uniqueKeysWithValues: ordered.map { ($0.name, JSONValue.number($0.ms)) })),
+                        Dictionary(uniqueKeysWithValues: ordered.map { ($0.name, JSONValue.number(.init($0.ms))) })),
                     "calls": .array(calls.map(\.json)),
-                    "slowestCallMs": calls.first.map { .number($0.ms) } ?? .null,
+                    "slowestCallMs": calls.first.map { .number(.init($0.ms)) } ?? .null,
                     "slowestCall": calls.first.map { .string("\($0.service) \($0.method)") } ?? .null,
                 ],
             ])
@@ -143,7 +143,7 @@ struct CallTiming: Sendable {
     var outcome: String
 
     var json: JSONValue {
-        ["service": .string(service), "method": .string(method), "ms": .number(ms), "outcome": .string(outcome)]
+        ["service": .string(service), "method": .string(method), "ms": .number(.init(ms)), "outcome": .string(outcome)]
     }
 }
 
@@ -168,7 +168,7 @@ struct SectionResult: Sendable {
 
     var json: JSONValue {
         var object: [String: JSONValue] = [
-            "status": .string(status.rawValue), "data": data, "text": .string(line), "ms": .number(ms),
+            "status": .string(status.rawValue), "data": data, "text": .string(line), "ms": .number(.init(ms)),
         ]
         if let error { object["error"] = .string(error) }
         if let stale { object["stale"] = stale }

@@ -130,7 +130,7 @@ struct ExportCommand: GatewayCommand {
         }
         let counts = archive.counts
         if context.json {
-            if file != "-" { Output.json(["file": .string(file), "bytes": .number(Double(data.count)), "counts": counts]) }
+            if file != "-" { Output.json(["file": .string(file), "bytes": .number(.init(data.count)), "counts": counts]) }
         } else {
             let text = AccountArchive.describe(counts)
             if file == "-" { Output.errorLine("exported \(text)") } else { Output.line("exported to \(file) (\(data.count) bytes): \(text)") }
@@ -242,14 +242,14 @@ struct AccountArchive {
             notes.append("the store did not answer: its ledger and purchases are not in the archive (\(error.message))")
         }
         let counts: JSONValue = [
-            "vehicles": .number(Double(vehicles.count)), "fillups": .number(Double(fillupCount)),
-            "catches": .number(Double(catches.count)), "photos": .number(Double(photos.count)),
-            "expenses": .number(Double(expenses.count)), "attendance": .number(Double(attendance.count)),
-            "activities": .number(Double(activities.count)), "timeEntries": .number(Double(entryCount)),
-            "ledger": .number(Double(ledgerCount)), "purchases": .number(Double(purchaseCount)),
+            "vehicles": .number(.init(vehicles.count)), "fillups": .number(.init(fillupCount)),
+            "catches": .number(.init(catches.count)), "photos": .number(.init(photos.count)),
+            "expenses": .number(.init(expenses.count)), "attendance": .number(.init(attendance.count)),
+            "activities": .number(.init(activities.count)), "timeEntries": .number(.init(entryCount)),
+            "ledger": .number(.init(ledgerCount)), "purchases": .number(.init(purchaseCount)),
         ]
         let manifest: [String: JSONValue] = [
-            "format": .string(format), "version": .number(Double(version)), "exportedAt": .string(WireTime.format(Date())),
+            "format": .string(format), "version": .number(.init(version)), "exportedAt": .string(WireTime.format(Date())),
             "username": .string(username), "counts": counts, "vehicles": .array(vehicles), "catches": .array(catches),
             "expenses": .array(expenses), "attendance": .array(attendance), "activities": .array(activities),
             "networth": networth, "store": .object(store),
@@ -324,14 +324,14 @@ struct ImportArchive: GatewayCommand {
         var restore = ArchiveRestore(context: context, token: session.token, archive: archive, json: context.json)
         try await restore.run()
         let result: JSONValue = [
-            "file": .string(file), "counts": counts, "created": .object(restore.created.mapValues { .number(Double($0)) }),
-            "alreadyImported": .number(Double(restore.existing)),
+            "file": .string(file), "counts": counts, "created": .object(restore.created.mapValues { .number(.init($0)) }),
+            "alreadyImported": .number(.init(restore.existing)),
             "rejected": .array(restore.rejected.map { .string($0) }), "notes": .array(restore.notes.map { .string($0) }),
         ]
         if context.json {
             Output.json(result)
         } else {
-            var line = "imported \(file) (\(from)): \(AccountArchive.describe(.object(restore.created.mapValues { .number(Double($0)) })))"
+            var line = "imported \(file) (\(from)): \(AccountArchive.describe(.object(restore.created.mapValues { .number(.init($0)) })))"
             if restore.existing > 0 { line += "; \(restore.existing) already imported before (not doubled)" }
             Output.line(line)
             for note in restore.notes { Output.line("note: \(note)") }
@@ -508,7 +508,7 @@ struct ArchiveRestore {
                         // The ledger keeps when it was saved: it ended then.
                         let savedAt = row["at"]?.stringValue.flatMap(WireTime.parse) ?? Date()
                         let entry: JSONValue = [
-                            "durationMs": .number(duration),
+                            "durationMs": .number(.init(duration)),
                             "startedAt": .string(WireTime.format(savedAt.addingTimeInterval(-duration / 1000))),
                         ]
                         savedMs += try await addTime(entry, id: reference, activity: holder, kind: "deletedTime")
@@ -548,7 +548,7 @@ struct ArchiveRestore {
         if total > day { notes.append("a saved time of \(TimeText.clock(milliseconds: total)) was added in parts of at most 24 h") }
         while left > 0 {
             let chunk = min(left, day)
-            var body: [String: JSONValue] = ["activityId": activity, "durationMs": .number(Double(chunk))]
+            var body: [String: JSONValue] = ["activityId": activity, "durationMs": .number(.init(chunk))]
             // The first part keeps the archive's text: a round trip through Date may lose a millisecond.
             if part == 0, let text = entry["startedAt"]?.stringValue {
                 body["startedAt"] = .string(text)

@@ -23,7 +23,7 @@ public enum GeoJSON {
     public static func point(latitude: Double, longitude: Double, properties: [String: JSONValue]) -> JSONValue {
         [
             "type": "Feature",
-            "geometry": ["type": "Point", "coordinates": [.number(longitude), .number(latitude)]],
+            "geometry": ["type": "Point", "coordinates": [.number(.init(longitude)), .number(.init(latitude))]],
             "properties": .object(properties),
         ]
     }

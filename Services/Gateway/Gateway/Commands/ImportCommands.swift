@@ -232,7 +232,7 @@ enum Importer {
 
     /// A file's own figure as it wrote it (at most 3 decimals): 31.268, 6.5.
     static func figure(_ value: Double) -> String {
-        Quantity.text(.number((value * 1000).rounded() / 1000))
+        Quantity.text(.number(.init((value * 1000).rounded() / 1000)))
     }
 
     static func run(_ context: Context, plan: ImportPlan, title: String, options: ImportOptions) async throws {
@@ -306,7 +306,7 @@ enum Importer {
                 ]
                 if let make = car.make { body["make"] = .string(make) }
                 if let model = car.model { body["model"] = .string(String(String.UnicodeScalarView(model.unicodeScalars.prefix(60)))) }
-                if let year = car.year { body["year"] = .number(Double(year)) }
+                if let year = car.year { body["year"] = .number(.init(year)) }
                 let key = ImportKey.make(format: plan.format, scope: "car", cells: [car.name.lowercased()], occurrence: 1)
                 let vehicle = try await context.send(
                     "records", "records.vehicle.add", body: .object(body), caller: caller, write: true, idempotencyKey: key)
@@ -523,12 +523,12 @@ enum Importer {
                 }),
             "writes": .array(
                 plan.writes.map { w in
-                    var o: [String: JSONValue] = ["line": .number(Double(w.line)), "method": .string(w.method), "body": .object(w.body)]
+                    var o: [String: JSONValue] = ["line": .number(.init(w.line)), "method": .string(w.method), "body": .object(w.body)]
                     if let car = w.car { o["car"] = .string(car) }
-                    if let e = w.fileEconomy { o["fileEconomy"] = .number(e) }
+                    if let e = w.fileEconomy { o["fileEconomy"] = .number(.init(e)) }
                     return .object(o)
                 }),
-            "rejected": .array(plan.rejected.map { ["line": .number(Double($0.line)), "reason": .string($0.reason)] }),
+            "rejected": .array(plan.rejected.map { ["line": .number(.init($0.line)), "reason": .string($0.reason)] }),
         ]
     }
 
@@ -539,16 +539,16 @@ enum Importer {
         if json {
             guard case .object(var o) = planJSON(plan, options: options, dryRun: false) else { return }
             o["writes"] = nil
-            o["created"] = .number(Double(created))
-            o["alreadyImported"] = .number(Double(existing))
+            o["created"] = .number(.init(created))
+            o["alreadyImported"] = .number(.init(existing))
             o["carsCreated"] = .array(carsCreated.map { .string($0) })
             o["economy"] = .array(
                 economy.map { e in
                     var row: [String: JSONValue] = [
-                        "car": .string(e.car), "line": .number(Double(e.line)), "date": .string(e.date), "file": .number(e.file),
+                        "car": .string(e.car), "line": .number(.init(e.line)), "date": .string(e.date), "file": .number(.init(e.file)),
                         "outcome": .string(e.outcome),
                     ]
-                    if let l = e.logbook { row["logbook"] = .number(l) }
+                    if let l = e.logbook { row["logbook"] = .number(.init(l)) }
                     return .object(row)
                 })
             Output.json(.object(o))

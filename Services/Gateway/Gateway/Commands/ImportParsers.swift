@@ -528,7 +528,7 @@ struct FillupBuilder {
         if let text = c.pricePerUnit, let price = number(text), (Decimal(string: price) ?? 0) > 0 {
             let rounded = ImportNumber.rounded(price, decimals: Money.exponent(currency) + 3)
             if let value = try? Money.parseUnitPrice(rounded, currency: currency, field: "price") {
-                body["pricePerUnitMinor"] = .number(Double(value.thousandths) / 1000)
+                body["pricePerUnitMinor"] = .number(.init(value))
                 hasPrice = true
             }
         } else if let text = c.pricePerUnit, number(text) == nil {
@@ -537,7 +537,7 @@ struct FillupBuilder {
         if let text = c.total, let total = number(text), (Decimal(string: total) ?? 0) > 0 {
             let rounded = ImportNumber.rounded(total, decimals: Money.exponent(currency))
             if let minor = try? Money.parse(rounded, currency: currency, field: "total") {
-                body["totalMinor"] = .number(Double(minor))
+                body["totalMinor"] = .number(.init(minor))
                 hasPrice = true
             }
         } else if let text = c.total, number(text) == nil {
@@ -556,7 +556,7 @@ struct FillupBuilder {
 
     /// At most 3 decimals, as the service keeps them.
     func quantity(_ canonical: String) -> JSONValue {
-        .number(Double(ImportNumber.rounded(canonical, decimals: 3)) ?? 0)
+        .number(JSONNumber(text: ImportNumber.rounded(canonical, decimals: 3)) ?? 0)
     }
 }
 
@@ -1017,7 +1017,7 @@ public enum BankParser {
             }
             guard let nameText = table.value(row, columns["name"]) else { reject("no name"); continue }
             var body: [String: JSONValue] = [
-                "date": .string(WireTime.format(date)), "amountMinor": .number(Double(minor)), "currency": .string(rowCurrency),
+                "date": .string(WireTime.format(date)), "amountMinor": .number(.init(minor)), "currency": .string(rowCurrency),
             ]
             let scalars = nameText.unicodeScalars
             body["name"] = .string(scalars.count > 80 ? String(String.UnicodeScalarView(scalars.prefix(79))) + "…" : nameText)

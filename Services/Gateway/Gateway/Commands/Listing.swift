@@ -66,7 +66,7 @@ extension Context {
         var seen = Set<String>()
         repeat {
             var page = body
-            if let limit = limit ?? (all ? 500 : nil) { page["limit"] = .number(Double(limit)) }
+            if let limit = limit ?? (all ? 500 : nil) { page["limit"] = .number(.init(limit)) }
             if let cursor { page["cursor"] = .string(cursor) }
             raw = try await send(service, method, body: .object(page))
             items += raw["items"]?.arrayValue ?? []
@@ -118,16 +118,11 @@ extension JSONValue {
         guard let text else { return nil }
         return text.trimmingCharacters(in: .whitespaces).isEmpty ? .null : .string(text)
     }
-
-    var int64Value: Int64? {
-        if case .number(let n) = self, n.rounded() == n, abs(n) < 9.0e15 { return Int64(n) }
-        return nil
-    }
 }
 
 extension CSV {
     /// A JSON value as a CSV field's text: absent or null empty, booleans true/false, numbers plain.
-    static func cell(_ value: JSONValue?) -> String {
+    public static func cell(_ value: JSONValue?) -> String {
         switch value {
         case .none, .null?: ""
         case .bool(let b)?: b ? "true" : "false"

@@ -34,9 +34,9 @@ public enum Money {
 
     /// A price per unit for people (`plain`: for CSV): "$3.459", "3.45".
     public static func unitPrice(_ value: JSONValue?, currency: String = "USD", plain: Bool) -> String? {
-        guard let minor = value?.doubleValue else { return nil }
+        guard case .number(let number)? = value, let minor = number.decimal.flatMap(Milli.init(rounding:)) else { return nil }
         let exponent = exponent(currency)
-        var text = Self.plain(Int64((minor * 1000).rounded()), decimals: exponent + 3)
+        var text = Self.plain(minor.thousandths, decimals: exponent + 3)
         var decimals = exponent + 3
         while decimals > exponent, text.hasSuffix("0") {
             text.removeLast()
@@ -128,15 +128,14 @@ public enum Quantity {
         return Milli(thousandths: negative ? -thousandths : thousandths)
     }
 
-    /// `milli`, as the JSON number the untyped requests carry.
+    /// `milli`, as the JSON number the untyped requests carry (its exact digits).
     public static func parse(_ text: String, field: String) throws -> JSONValue {
-        .number(Double(try milli(text, field: field).thousandths) / 1000)
+        .number(.init(try milli(text, field: field)))
     }
 
     /// A JSON number with at most 3 decimals as exact text: 12.345, 12,345.6 when grouped.
     public static func text(_ value: JSONValue?, grouped: Bool = false) -> String {
-        guard let n = value?.doubleValue else { return "-" }
-        let milli = Milli(thousandths: Int64((n * 1000).rounded()))
+        guard case .number(let number)? = value, let milli = number.decimal.flatMap(Milli.init(rounding:)) else { return "-" }
         return grouped ? milli.grouped : milli.description
     }
 }

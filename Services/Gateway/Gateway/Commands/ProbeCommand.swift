@@ -59,7 +59,7 @@ struct ProbeCommand: GatewayCommand {
         let ms = (Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
         let rounded = (ms * 10).rounded() / 10
         if global.json {
-            Output.json(["service": .string(service), "ok": .bool(true), "rttMs": .number(rounded)] as JSONValue)
+            Output.json(["service": .string(service), "ok": .bool(true), "rttMs": .number(.init(rounded))] as JSONValue)
         } else {
             Output.line("\(service) answered $srv.ping in \(rounded) ms at \(context.configuration.endpoint(service))")
         }

@@ -36,8 +36,8 @@ struct ShardList: GatewayCommand {
                 context.configuration.endpoint(instance),
             ])
             json.append([
-                "shard": .number(Double(shard)), "instance": .string(instance),
-                "state": .string(status?.state.rawValue ?? "unknown"), "users": users.map { .number(Double($0)) } ?? .null,
+                "shard": .number(.init(shard)), "instance": .string(instance),
+                "state": .string(status?.state.rawValue ?? "unknown"), "users": users.map { .number(.init($0)) } ?? .null,
                 "endpoint": .string(context.configuration.endpoint(instance)),
             ])
         }
@@ -106,9 +106,9 @@ struct ShardMover {
 
         var json: JSONValue {
             [
-                "username": .string(username), "userId": .string(userId), "from": .number(Double(from)),
-                "to": .number(Double(to)), "rows": .number(Double(rows)), "photos": .number(Double(photos)),
-                "seconds": .number(seconds), "heldSeconds": .number(heldSeconds),
+                "username": .string(username), "userId": .string(userId), "from": .number(.init(from)),
+                "to": .number(.init(to)), "rows": .number(.init(rows)), "photos": .number(.init(photos)),
+                "seconds": .number(.init(seconds)), "heldSeconds": .number(.init(heldSeconds)),
             ]
         }
     }
@@ -153,7 +153,7 @@ struct ShardMover {
         // has published so far, so the wait inside the hold below is short.
         try? await waitForConsumers(
             source: source, head: nil, seconds: min(consumersWait, 10), waitForSilent: false, progress: { _ in })
-        let frozen = try await call(source, "records.shard.freeze", ["userId": .string(userId), "shard": .number(Double(to))])
+        let frozen = try await call(source, "records.shard.freeze", ["userId": .string(userId), "shard": .number(.init(to))])
         let heldFrom = clock.now
         var imported = false
         do {
@@ -164,11 +164,11 @@ struct ShardMover {
                 while true {
                     let page = try await call(
                         source, "records.shard.export",
-                        ["userId": .string(userId), "table": .string(table), "after": .number(Double(after)), "limit": 1000])
+                        ["userId": .string(userId), "table": .string(table), "after": .number(.init(after)), "limit": 1000])
                     let rows = page["rows"]?.arrayValue ?? []
                     if !rows.isEmpty || page["files"]?.objectValue?.isEmpty == false {
                         var body: [String: JSONValue] = [
-                            "userId": .string(userId), "shard": .number(Double(from)), "table": .string(table),
+                            "userId": .string(userId), "shard": .number(.init(from)), "table": .string(table),
                             "rows": .array(rows),
                         ]
                         if let files = page["files"] { body["files"] = files }
@@ -180,7 +180,7 @@ struct ShardMover {
                     after = Int64(next)
                 }
             }
-            let committed = try await call(target, "records.shard.commit", ["userId": .string(userId), "shard": .number(Double(from))])
+            let committed = try await call(target, "records.shard.commit", ["userId": .string(userId), "shard": .number(.init(from))])
             imported = true
             report.rows = committed["rows"]?.intValue ?? 0
             let sourceRows = frozen["rows"]?.intValue ?? report.rows
@@ -190,16 +190,16 @@ struct ShardMover {
             try await waitForConsumers(source: source, head: head, seconds: consumersWait, waitForSilent: true, progress: progress)
             _ = try await call(
                 "auth", "auth.shard.set",
-                ["userId": .string(userId), "from": .number(Double(from)), "shard": .number(Double(to))])
+                ["userId": .string(userId), "from": .number(.init(from)), "shard": .number(.init(to))])
         } catch {
             // Before auth switched: the user stays on the source, as before.
             if imported {
-                _ = try? await call(target, "records.shard.abort", ["userId": .string(userId), "shard": .number(Double(from))])
+                _ = try? await call(target, "records.shard.abort", ["userId": .string(userId), "shard": .number(.init(from))])
             }
-            _ = try? await call(source, "records.shard.abort", ["userId": .string(userId), "shard": .number(Double(to))])
+            _ = try? await call(source, "records.shard.abort", ["userId": .string(userId), "shard": .number(.init(to))])
             throw error
         }
-        _ = try await call(source, "records.shard.finish", ["userId": .string(userId), "shard": .number(Double(to))])
+        _ = try await call(source, "records.shard.finish", ["userId": .string(userId), "shard": .number(.init(to))])
         report.heldSeconds = Self.seconds(clock.now - heldFrom)
         report.seconds = Self.seconds(clock.now - start)
         return report

@@ -66,7 +66,7 @@ struct StackUp: GatewayCommand {
         let catchingUp = await awaitReady(services, context: context)
         let edges = executables.installedEdges
         if context.json {
-            Output.json(["supervisorPid": .number(Double(supervisor)), "started": .bool(started),
+            Output.json(["supervisorPid": .number(.init(supervisor)), "started": .bool(started),
                          "services": .array(services.map { .string($0) }), "edges": .array(edges.map { .string($0) })])
         } else {
             Output.line("up: \(services.joined(separator: ", ")) (logs in \(context.configuration.logDirectory))")
@@ -162,7 +162,7 @@ struct StackStatus: GatewayCommand {
         for i in statuses.indices { statuses[i].pid = files.liveService(statuses[i].service) }
         let supervisor = files.liveSupervisor()
         if context.json {
-            Output.json(["supervisorPid": supervisor.map { .number(Double($0)) } ?? .null, "services": try JSONValue.from(statuses)])
+            Output.json(["supervisorPid": supervisor.map { .number(.init($0)) } ?? .null, "services": try JSONValue.from(statuses)])
         } else {
             Output.line(supervisor.map { "supervisor: pid \($0)" } ?? "supervisor: not running")
             Output.line(Probe.table(statuses, pids: true))

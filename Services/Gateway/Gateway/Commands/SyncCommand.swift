@@ -55,7 +55,7 @@ struct Sync: GatewayCommand {
                 }
             }
             if context.json {
-                Output.json(["dropped": .array(drop.map { .number(Double($0)) })])
+                Output.json(["dropped": .array(drop.map { .number(.init($0)) })])
             } else {
                 Output.line("dropped \(drop.map { "#\($0)" }.joined(separator: ", "))")
             }
@@ -97,18 +97,18 @@ struct Sync: GatewayCommand {
             "synced": .array(
                 outcome.synced.map { item, result in
                     [
-                        "queueId": .number(Double(item.id ?? 0)), "method": .string(item.method),
+                        "queueId": .number(.init(item.id ?? 0)), "method": .string(item.method),
                         "id": result["id"] ?? .null,
                     ]
                 }),
             "refused": .array(
                 outcome.failed.map { item, error in
                     [
-                        "queueId": .number(Double(item.id ?? 0)), "method": .string(item.method),
+                        "queueId": .number(.init(item.id ?? 0)), "method": .string(item.method),
                         "code": .string(error.code.rawValue), "message": .string(error.message),
                     ]
                 }),
-            "remaining": .number(Double(outcome.remaining)),
+            "remaining": .number(.init(outcome.remaining)),
         ]
         if let stopped = outcome.stopped { object["stopped"] = .string(stopped.message) }
         return .object(object)
@@ -120,7 +120,7 @@ struct Sync: GatewayCommand {
         if context.json {
             Output.json([
                 "owner": .string(owner), "items": try JSONValue.from(items),
-                "anonymousWaiting": .number(Double(anonymous)),
+                "anonymousWaiting": .number(.init(anonymous)),
             ])
             return
         }

@@ -33,23 +33,27 @@ final class ServiceRouter: Sendable {
         let saved = try? sessions.load()
         let ownSession = saved.map { $0.token == token } ?? false
         let routed = service == "records" && !method.hasPrefix("$srv.") && method != "events.since"
-        let target = routed ? StackConfiguration.recordsInstance(ownSession ? saved?.shard ?? 1 : 1) : service
-        try reachability.check(target)
         let options = CallOptions(
             token: token, idempotencyKey: idempotencyKey ?? (write ? ID.make() : nil),
             timeout: timeout ?? self.timeout)
-        let reply = try await client(target).reply(method, body: body, options: options)
+        guard routed else {
+            try reachability.check(service)
+            return try await client(service).reply(method, body: body, options: options)
+        }
         // The user lives on another shard (moved, or a session from before): that shard is
         // named in the refusal, which came before anything was done; ask it, and remember.
-        if routed, ownSession, let error = reply.error, let shard = ShardRedirect.target(error),
-            shard <= configuration.recordsShards, StackConfiguration.recordsInstance(shard) != target
-        {
-            if var session = saved {
-                session.shard = shard
-                try? sessions.save(session)
+        return try await ShardRedirect.follow(
+            from: ownSession ? saved?.shard ?? 1 : 1, shards: ownSession ? configuration.recordsShards : 1, error: \.error,
+            learnt: { shard in
+                if var session = saved {
+                    session.shard = shard
+                    try? sessions.save(session)
+                }
             }
-            return try await client(StackConfiguration.recordsInstance(shard)).reply(method, body: body, options: options)
+        ) { shard in
+            let target = StackConfiguration.recordsInstance(shard)
+            try reachability.check(target)
+            return try await client(target).reply(method, body: body, options: options)
         }
-        return reply
     }
 }
