@@ -88,7 +88,7 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
             }
         }
         let loadTime = clock.now - start
-        let fileSize = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) ?? 0
+        let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         say(
             "  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s), database \(fileSize / 1_000_000) MB"
         )

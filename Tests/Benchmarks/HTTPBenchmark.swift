@@ -232,13 +232,13 @@ final class BenchStack {
         process.environment = environment
         // through files: the detached supervisor must hold no pipe of ours
         let out = home + "/.cmd-\(UUID().uuidString.prefix(8))"
-        FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
         defer { unlink(out) }
         process.standardOutput = FileHandle(forWritingAtPath: out)
         process.standardError = FileHandle(forWritingAtPath: out)
         if let stdin {
             let input = out + ".in"
-            FileManager.default.createFile(atPath: input, contents: Data(stdin.utf8))
+            _ = FileManager.default.createFile(atPath: input, contents: Data(stdin.utf8))
             process.standardInput = FileHandle(forReadingAtPath: input)
         } else {
             process.standardInput = FileHandle.nullDevice

@@ -124,8 +124,8 @@ final class ShardBenchStack: Sendable {
         process.environment = env
         let id = UUID().uuidString
         let out = home + "/.out-" + id, err = home + "/.err-" + id
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
         defer {
             try? FileManager.default.removeItem(atPath: out)
             try? FileManager.default.removeItem(atPath: err)

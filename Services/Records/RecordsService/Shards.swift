@@ -284,7 +284,7 @@ extension RecordsService {
             }
             switch shardGuard.state(body.userId) {
             case .arriving?: break
-            case .moving?, .arriving?:
+            case .moving?:
                 throw ServiceError(.failedPrecondition, "this user is being moved already; finish or abort that first")
             case .moved?, .arrived?, nil:
                 // A user who has rows here already is not arriving from anywhere.
@@ -382,7 +382,7 @@ extension RecordsService {
     ) async throws -> ShardExportResult {
         if table == "idempotency" {
             // No rowid here: pages by position (nothing of the user changes while held).
-            let rows = try await database.read { db in
+            let rows = try database.read { db in
                 try Row.fetchAll(
                     db, sql: "SELECT * FROM idempotency WHERE principal = ? ORDER BY key LIMIT ? OFFSET ?",
                     arguments: [userId, limit, after])
@@ -393,7 +393,7 @@ extension RecordsService {
         if table == "photo" {
             // The photos the user's catches show, with their files: one photo a page (a file
             // may be 16 MiB).
-            let rows = try await database.read { db in
+            let rows = try database.read { db in
                 try Row.fetchAll(
                     db,
                     sql: """
@@ -411,7 +411,7 @@ extension RecordsService {
             return ShardExportResult(table: table, rows: try rows.map(json), files: files, next: rows.isEmpty ? nil : after + 1)
         }
         // `table` is one of `moveTables` (checked above); identifiers cannot be bound, values are.
-        let rows = try await database.read { db in
+        let rows = try database.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT rowid AS moveRowid, * FROM \(table.quotedDatabaseIdentifier) WHERE userId = ? AND rowid > ? ORDER BY rowid LIMIT ?",
                 arguments: [userId, after, limit])
