@@ -320,7 +320,7 @@ struct AnalyticsTextTests {
         #expect(Catches.fixed(-0.04, digits: 1) == "0.0")
         #expect(Catches.fixed(-0.06, digits: 1) == "-0.1")
         #expect(Catches.fixed(-0.4, digits: 0) == "0")
-        #expect(Fillups.shortReason("odometer_backwards") == "- (odometer backwards)")
-        #expect(Fillups.shortReason("closed") == nil)
+        #expect(Fillups.shortReason(.odometerBackwards) == "- (odometer backwards)")
+        #expect(Fillups.shortReason(.closed) == nil)
     }
 }

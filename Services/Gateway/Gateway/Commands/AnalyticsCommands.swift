@@ -221,10 +221,10 @@ struct FuelStats: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.currentCar(context, car)
-        let request = FuelStatsRequest(vehicleId: vehicle["id"]?.stringValue ?? "", units: units?.wire)
+        let request = FuelStatsRequest(vehicleId: vehicle.id, units: units?.wire)
         let stats = try await Analytics.call(context, FuelMethods.stats, request)
         if context.json { return Output.json(stats) }
-        Output.line(FuelText.stats(stats, car: Output.cell(vehicle["nickname"])))
+        Output.line(FuelText.stats(stats, car: vehicle.nickname))
     }
 }
 

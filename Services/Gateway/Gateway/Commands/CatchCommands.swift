@@ -170,9 +170,11 @@ struct CatchList: GatewayCommand {
     func execute(_ context: Context) async throws {
         let sections = water.map { [$0] } ?? Water.allCases
         var pages: [(Water, Fetched)] = []
+        var catches: [[Catch]] = []
         for section in sections {
-            let request = Contracts.CatchList(water: section, sort: sort)
-            pages.append((section, try await context.list(CatchMethods.list.name, try request.body(), options)))
+            let listed = try await context.list(CatchMethods.list, Contracts.CatchList(water: section, sort: sort), options)
+            pages.append((section, listed.fetched))
+            catches.append(listed.items)
         }
         if context.json {
             if pages.count == 1 {
@@ -182,7 +184,6 @@ struct CatchList: GatewayCommand {
             }
             return
         }
-        let catches = try pages.map { page in try page.1.items.map { try CatchMethods.list.item($0) } }
         let headers = ["ID", "PHOTO", "DATE", "WEATHER", "WEIGHT", "BAIT", "SPECIES"]
         let row = { (fish: Catch) -> [String] in
             [
@@ -414,8 +415,7 @@ struct CatchMap: GatewayCommand {
     var output: String?
 
     func execute(_ context: Context) async throws {
-        let items = try await context.everything(CatchMethods.list.name, try Contracts.CatchList(water: water).body())
-        let catches = try items.map { try CatchMethods.list.item($0) }
+        let catches = try await context.everything(CatchMethods.list, Contracts.CatchList(water: water))
         let map = GeoJSON.collection(try catches.map(Self.feature))
         try Maps.write(map, to: output, count: catches.count, what: "catch", plural: "catches")
     }
