@@ -49,7 +49,7 @@ swift test --no-parallel "$@" 2>&1 | tee "$log" || status=$?
 # One plain closing line from Swift Testing's summary (XCTest, which has no tests here,
 # also prints "Executed 0 tests"): N passed, N failed.
 total=$(grep -oE 'Test run with [0-9]+ tests?' "$log" | tail -1 | grep -oE '[0-9]+' || true)
-failed=$(grep -cE '^✘ Test .* failed after' "$log" || true)
+failed=$(grep -E '^✘ Test .* failed after' "$log" | grep -vc '^✘ Test run with' || true)
 # The request decoder under libFuzzer for a bounded time (LOGBOOK_FUZZ_SECONDS, default 60;
 # 0 only replays the corpus and saved crash inputs), when the whole suite was asked for.
 fuzz_status=0
@@ -62,8 +62,10 @@ if [[ -n "$total" ]]; then
     # each issue it recorded (file:line and the expectation), not buried in the run above.
     if [[ $failed != 0 ]]; then
         echo "failures:"
-        grep -E '^✘ (Test|Suite) .*(failed after|recorded an issue)' "$log" | sed 's/^/  /' || true
-        grep -A3 -E '^✘ Test .* recorded an issue' "$log" | grep -vE '^(✘|--)' | sed 's/^/    /' | head -60 || true
+        awk '/^✘ Test .*recorded an issue/ { print "  " $0; more = 1; next }
+             more && /^[[:space:]]+↳/ { print "    " $0; next }
+             { more = 0 }
+             /^✘ Test .*failed after/ && !/^✘ Test run with/ { print "  " $0 }' "$log" | head -80
     fi
     echo "tests: $((total - failed)) passed, $failed failed"
 fi

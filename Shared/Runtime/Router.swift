@@ -332,7 +332,7 @@ public struct Router: Sendable {
                 result += part.hasPrefix("[") || result.isEmpty ? part : "." + part
             }
             let shown = JSONValue.number(candidate.value).jsonText
-            let rule = candidate.value.text.contains(".") ? "must be a whole number" : "is too large"
+            let rule = candidate.value.isWhole ? "is too large" : "must be a whole number"
             return ServiceError.invalid(field, "\(rule) (got \(shown))")
         }
         return nil

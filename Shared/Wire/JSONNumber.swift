@@ -76,6 +76,12 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible, Expressib
     /// The nearest Double (for arithmetic on measurements; never for a quantity).
     public var double: Double { Double(text) ?? 0 }
 
+    /// Whether the value is a whole number (of any size).
+    public var isWhole: Bool {
+        if text.utf8.contains(UInt8(ascii: "e")) { return double.rounded() == double }
+        return !text.utf8.contains(UInt8(ascii: "."))
+    }
+
     /// The value as an integer, when it is one and fits.
     public var int64: Int64? { Int64(text) }
 

@@ -92,6 +92,14 @@ struct HTTPEdgeTests {
             }
             #expect(text.contains(#"logbook_service_method_requests_total{service="records",method="records.fillup.add"} 4"#), "\(text.suffix(4000))")
 
+            // The edge carries a number's digits, not its nearest Double: a volume of 35 and a
+            // 10^-20th is refused for its decimals, never rounded into an accepted 35.
+            let digits = Data(#"{"odometer": 2500, "volume": 35.00000000000000000001, "totalMinor": 100}"#.utf8)
+            let precise = try await client.send(
+                "POST", "/v1/cars/\(carId)/fillups", body: digits, token: token, headers: ["Content-Type": "application/json"])
+            #expect(precise.status == 400 && precise.json["field"] as? String == "volume", "\(precise.text)")
+            #expect((precise.json["detail"] as? String)?.contains("at most 3 decimals (got 35.00000000000000000001)") == true, "\(precise.text)")
+
             // Logout revokes the token.
             let out = try await client.send("DELETE", "/v1/session", token: token)
             #expect(out.status == 200, "\(out.text)")

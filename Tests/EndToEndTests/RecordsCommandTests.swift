@@ -28,6 +28,12 @@ struct RecordsCommandTests {
             }
             let first = try await stack.logbook("call", "records", "records.fillup.get", #"{"id":"\#(fills[0])"}"#)
             #expect((first.object["result"] as? [String: Any])?["totalMinor"] as? Int == 3450, "3.45 × 10 gal, exact")
+            // `logbook call` carries a number's digits: a volume of 10 and a 10^-20th is refused
+            // for its decimals, not read as the Double 10 and written as a fill-up of 10.
+            let precise = try await stack.logbook(
+                "call", "records", "records.fillup.add",
+                #"{"vehicleId":"\#(civicId)","date":"2026-05-10T10:00:00Z","odometer":1700,"volume":10.00000000000000000001,"totalMinor":100}"#)
+            #expect(precise.status == 2 && precise.stdout.contains("at most 3 decimals (got 10.00000000000000000001)"), "\(precise.stdout) \(precise.stderr)")
 
             let list = try await stack.logbook("fillup", "list")
             #expect(list.status == 0, "\(list.stderr)")

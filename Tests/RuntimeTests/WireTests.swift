@@ -151,6 +151,8 @@ struct JSONNumberTests {
         #expect(JSONNumber(text: "3.0") == JSONNumber(3) && JSONNumber(text: "0.10") == JSONNumber(0.1))
         #expect(JSONNumber(0.1 + 0.2).text == "0.30000000000000004", "a Double's shortest text, not its binary expansion")
         #expect(JSONNumber(Milli(thousandths: 11_200)).text == "11.2")
+        #expect(JSONNumber(text: "1.7976931348623157e308")!.isWhole && JSONNumber(text: "1e21")!.isWhole)
+        #expect(!JSONNumber(text: "1.5")!.isWhole && !JSONNumber(text: "5e-324")!.isWhole)
     }
 
     @Test("a value parsed, encoded and decoded keeps every digit: quantities and 64-bit amounts")
