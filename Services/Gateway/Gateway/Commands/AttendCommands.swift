@@ -62,12 +62,9 @@ enum Attendance {
 
     static func place(_ entry: AttendanceEntry) -> String {
         guard let latitude = entry.latitude else { return "-" }
-        let accuracy = entry.accuracy.map { " ±\(number($0)) m" } ?? ""
-        return "\(number(latitude)), \(entry.longitude.map(number) ?? "-")\(accuracy)"
+        let accuracy = entry.accuracy.map { " ±\(Output.number($0)) m" } ?? ""
+        return "\(Output.number(latitude)), \(entry.longitude.map(Output.number) ?? "-")\(accuracy)"
     }
-
-    /// A coordinate or an accuracy as JSON writes it: 40.7128, a whole number without decimals.
-    static func number(_ value: Double) -> String { JSONNumber(value).text }
 }
 
 struct AttendIn: GatewayCommand {
@@ -133,8 +130,8 @@ struct AttendHistory: GatewayCommand {
             csv: listed.items.map { entry in
                 [
                     entry.id, entry.kind.rawValue, WireTime.format(entry.at), entry.source.rawValue,
-                    entry.latitude.map(Attendance.number) ?? "", entry.longitude.map(Attendance.number) ?? "",
-                    entry.accuracy.map(Attendance.number) ?? "", "\(entry.correction)", entry.note ?? "",
+                    entry.latitude.map(Output.number) ?? "", entry.longitude.map(Output.number) ?? "",
+                    entry.accuracy.map(Output.number) ?? "", "\(entry.correction)", entry.note ?? "",
                 ]
             })
         context.show(listed.fetched, rows, options, empty: "no entries yet: `logbook attend in` records an arrival")

@@ -40,7 +40,7 @@ enum Fillups {
     static func describe(_ fill: Fillup, car: Vehicle?) -> String {
         let volume = "\(fill.volume) \(car?.volumeUnit.rawValue ?? "")".trimmingCharacters(in: .whitespaces)
         let total = Money.format(fill.totalMinor, currency: fill.currency)
-        return "\(TimeText.local(.string(WireTime.format(fill.date)))): \(volume), \(total)"
+        return "\(TimeText.local(fill.date)): \(volume), \(total)"
     }
 
     /// Money options, parsed with `currency`'s exponent: (price per unit, total).

@@ -139,7 +139,4 @@ extension CSV {
         default: Output.cell(value)
         }
     }
-
-    /// The named fields of a record, as CSV cells.
-    static func cells(_ record: JSONValue, _ keys: [String]) -> [String] { keys.map { cell(record[$0]) } }
 }

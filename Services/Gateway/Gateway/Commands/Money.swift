@@ -133,11 +133,6 @@ public enum Quantity {
         return Milli(thousandths: negative ? -thousandths : thousandths)
     }
 
-    /// `milli`, as the JSON number the untyped requests carry (its exact digits).
-    public static func parse(_ text: String, field: String) throws -> JSONValue {
-        .number(.init(try milli(text, field: field)))
-    }
-
     /// A JSON number with at most 3 decimals as exact text: 12.345, 12,345.6 when grouped.
     public static func text(_ value: JSONValue?, grouped: Bool = false) -> String {
         guard case .number(let number)? = value, let milli = number.decimal.flatMap(Milli.init(rounding:)) else { return "-" }
