@@ -141,6 +141,15 @@ struct RecordsCommandTests {
             #expect(text.contains("pending"), "weather not fetched in this stack")
             #expect(text.contains("4.1 lb"))
 
+            // CSV: the record's fields as the service writes them, a whole degree without decimals
+            let csv = try await stack.logbook("catch", "list", "--water", "salt", "--sort", "weight", "--csv")
+            let lines = csv.stdout.components(separatedBy: "\r\n")
+            #expect(
+                lines.first == "id,water,caughtAt,species,weight,weightUnit,length,lengthUnit,bait,latitude,longitude,"
+                    + "released,note,photoHash,conditionsStatus,weather", "\(lines)")
+            #expect(lines.count == 4 && lines[1].contains(",salt,20") && lines[1].hasSuffix(",Tuna,3,kg,,,spoon,36.5,-122,false,,,pending,pending"), "\(lines)")
+            #expect(lines.count == 4 && lines[2].hasSuffix(",Bass,4.1,lb,,,spoon,36.6,-121.9,false,,,pending,pending"), "\(lines)")
+
             let map = try await stack.logbook("catch", "map")
             #expect(map.status == 0, "\(map.stderr)")
             let geo = map.object
