@@ -57,6 +57,16 @@ extension StackConfiguration {
     /// Whether `name` is one of this stack's service processes.
     public func isInstance(_ name: String) -> Bool { instances.contains(name) }
 
+    /// Refuses a name that is not one of this stack's service processes, naming them (`field`
+    /// is the argument it came from).
+    public func requireInstance(_ name: String, field: String = "service") throws {
+        guard isInstance(name) else {
+            throw ServiceError(
+                .invalidArgument, "no service named \"\(name)\": the services are \(instances.joined(separator: ", "))",
+                field: field)
+        }
+    }
+
     /// The environment for one service process: the stack's, plus which shard a records
     /// instance is.
     public func environment(for instance: String) -> [String: String] {

@@ -28,12 +28,7 @@ struct Call: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         // an unknown service is named at once, not after a timeout asking whether the stack runs
-        guard context.configuration.isInstance(service) else {
-            throw ServiceError(
-                .invalidArgument,
-                "no service named \"\(service)\": the services are \(context.configuration.instances.joined(separator: ", "))",
-                field: "service")
-        }
+        try context.configuration.requireInstance(service)
         let text = body == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : body
         let json: JSONValue
         do {

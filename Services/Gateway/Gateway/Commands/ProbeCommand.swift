@@ -35,12 +35,7 @@ struct ProbeCommand: GatewayCommand {
     }
 
     func execute(_ context: Context) async throws {
-        guard context.configuration.isInstance(service) else {
-            throw ServiceError(
-                .invalidArgument,
-                "no service named \"\(service)\": the services are \(context.configuration.instances.joined(separator: ", "))",
-                field: "service")
-        }
+        try context.configuration.requireInstance(service)
         let clock = ContinuousClock()
         let giveUp = clock.now + .milliseconds(Int64((wait * 1000).rounded()))
         var elapsed: Duration
