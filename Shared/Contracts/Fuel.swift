@@ -63,6 +63,15 @@ public struct VehicleAdd: Documented, Equatable {
         nickname: "Van", make: "Ford", model: "Transit", year: 2020, distanceUnit: .km, volumeUnit: .l)
 }
 
+extension Vehicle {
+    /// The vehicle `add` makes, before records checks its text: units not given are mi and gal.
+    public init(id: String, adding add: VehicleAdd, at: Date) {
+        self.init(
+            id: id, nickname: add.nickname, make: add.make, model: add.model, year: add.year,
+            distanceUnit: add.distanceUnit ?? .mi, volumeUnit: add.volumeUnit ?? .gal, createdAt: at, updatedAt: at)
+    }
+}
+
 public struct VehicleUpdate: Documented {
     public var id: String
     public var nickname: String?

@@ -95,6 +95,14 @@ public struct TimerState: Documented, Equatable {
         startedAt: Date(timeIntervalSince1970: 0), elapsedMs: 1, at: Date(timeIntervalSince1970: 0))
 }
 
+extension TimerState {
+    /// The timer of an activity that has none: idle, nothing counted.
+    public static func idle(_ activityId: String, now: Date) -> TimerState {
+        TimerState(
+            activityId: activityId, state: .idle, accumulatedMs: 0, runningSince: nil, startedAt: nil, elapsedMs: 0, at: now)
+    }
+}
+
 /// `time.deleted` as the store reads it (records does not publish it today).
 public struct TimeDeleted: Documented, Equatable {
     public var id: String

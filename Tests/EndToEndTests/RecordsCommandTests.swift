@@ -42,6 +42,9 @@ struct RecordsCommandTests {
             #expect(rows.filter { $0.contains("partial") }.count == 1, "\(list.stdout)")
             #expect(rows.first { $0.hasPrefix(fills[1]) }?.contains("partial") == true)
             #expect(rows.first?.hasPrefix(fills[2]) == true, "newest first")
+            // odometer grouped, the volume exact, money in the fill-up's currency
+            let newest = rows.first.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+            #expect(newest?.contains("1,600 mi - 9.125 gal $3.50 $31.94 full") == true, "\(list.stdout)")
             // Analytics is fed by events, so its answer may trail the writes by a moment.
             // Full-to-full: the partial at 1,300 opens a segment the full fill at 1,600
             // closes: 600 mi / (5.5 + 9.125) gal = 41.03 mpg.
@@ -76,6 +79,12 @@ struct RecordsCommandTests {
             #expect(try await stack.logbook("car", "use", "van").status == 0)
             let cars = try await stack.logbook("car", "list")
             #expect(cars.stdout.split(separator: "\n").contains { $0.hasPrefix("*") && $0.contains(vanId) }, "\(cars.stdout)")
+            #expect(cars.stdout.contains(" Civic ") && cars.stdout.contains(" Honda ") && cars.stdout.contains(" km/l"), "\(cars.stdout)")
+            let carsCSV = try await stack.logbook("car", "list", "--csv")
+            let carLines = carsCSV.stdout.components(separatedBy: "\r\n")
+            #expect(carLines.first == "selected,id,nickname,make,model,year,distanceUnit,volumeUnit,createdAt", "\(carLines)")
+            #expect(carLines.contains { $0.hasPrefix("no,\(civicId),Civic,Honda,,2019,mi,gal,20") }, "\(carLines)")
+            #expect(carLines.contains { $0.hasPrefix("yes,\(vanId),Van,,,,km,l,20") }, "\(carLines)")
             let vanList = try await stack.object("fillup", "list")
             #expect((vanList["items"] as? [Any])?.count == 0)
             #expect(try await stack.logbook("fillup", "list", "--car", "Civic").stdout.contains(fills[0]))
@@ -131,6 +140,15 @@ struct RecordsCommandTests {
             #expect(position("Salt water") < position("Tuna") && position("Tuna") < position("Bass"), "3 kg > 4.1 lb")
             #expect(text.contains("pending"), "weather not fetched in this stack")
             #expect(text.contains("4.1 lb"))
+
+            // CSV: the record's fields as the service writes them, a whole degree without decimals
+            let csv = try await stack.logbook("catch", "list", "--water", "salt", "--sort", "weight", "--csv")
+            let lines = csv.stdout.components(separatedBy: "\r\n")
+            #expect(
+                lines.first == "id,water,caughtAt,species,weight,weightUnit,length,lengthUnit,bait,latitude,longitude,"
+                    + "released,note,photoHash,conditionsStatus,weather", "\(lines)")
+            #expect(lines.count == 4 && lines[1].contains(",salt,20") && lines[1].hasSuffix(",Tuna,3,kg,,,spoon,36.5,-122,false,,,pending,pending"), "\(lines)")
+            #expect(lines.count == 4 && lines[2].hasSuffix(",Bass,4.1,lb,,,spoon,36.6,-121.9,false,,,pending,pending"), "\(lines)")
 
             let map = try await stack.logbook("catch", "map")
             #expect(map.status == 0, "\(map.stderr)")
@@ -188,6 +206,8 @@ struct RecordsCommandTests {
             let range = try await stack.object("expense", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-05-02T00:00:00Z")
             #expect((range["items"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Lunch"])
             let byAmount = try await stack.logbook("expense", "list", "--sort", "amount")
+            #expect(byAmount.stdout.contains("total of these 3: 2,300 JPY + $12.79"), "\(byAmount.stdout)")
+            #expect(byAmount.stdout.contains("2,300 JPY") && byAmount.stdout.contains("$12.50"), "\(byAmount.stdout)")
             #expect(byAmount.stdout.range(of: "Lunch")!.lowerBound < byAmount.stdout.range(of: "Coffee")!.lowerBound)
 
             let page = try await stack.object("expense", "list", "--limit", "2")
@@ -229,6 +249,12 @@ struct RecordsCommandTests {
             let history = try await stack.logbook("attend", "history")
             let rows = history.stdout.split(separator: "\n").dropFirst()
             #expect(rows.count == 2 && rows.first?.contains(" out ") == true && rows.last?.contains(arrivalId) == true, "\(history.stdout)")
+            #expect(rows.last?.contains("40.7128, -74.006 ±15 m") == true && rows.first?.hasSuffix("home") == true, "\(history.stdout)")
+            let csv = try await stack.logbook("attend", "history", "--csv")
+            let lines = csv.stdout.components(separatedBy: "\r\n")
+            #expect(lines.first == "id,kind,at,source,latitude,longitude,accuracy,correction,note", "\(lines)")
+            #expect(lines.count == 4 && lines[1].contains(",departure,") && lines[1].hasSuffix(",cli,,,,false,home"), "\(lines)")
+            #expect(lines[2].hasPrefix("\(arrivalId),arrival,20") && lines[2].hasSuffix(",cli,40.7128,-74.006,15,false,"), "\(lines)")
 
             let map = try await stack.logbook("attend", "map")
             #expect((map.object["features"] as? [Any])?.count == 1, "only the arrival has a location")
@@ -260,6 +286,17 @@ struct RecordsCommandTests {
             #expect(log.stdout.split(separator: "\n").filter { $0.contains("0:00:01") }.count >= 1, "\(log.stdout)")
             let entries = try await stack.object("activity", "log", "Guitar")
             #expect((entries["items"] as? [Any])?.count == 1)
+            let entry = try #require((entries["items"] as? [[String: Any]])?.first)
+            let logCSV = try await stack.logbook("activity", "log", "Guitar", "--csv").stdout.components(separatedBy: "\r\n")
+            #expect(logCSV.first == "id,activityId,startedAt,savedAt,durationMs", "\(logCSV)")
+            #expect(
+                logCSV.count == 3 && logCSV[1] == [entry["id"], entry["activityId"], entry["startedAt"], entry["savedAt"], entry["durationMs"]]
+                    .map { "\($0 ?? "")" }.joined(separator: ","), "\(logCSV) \(entry)")
+            let activities = try await stack.logbook("activity", "list", "--csv").stdout.components(separatedBy: "\r\n")
+            #expect(activities.first == "id,name,totalMs,amount,progress,timerState,timerElapsedMs,createdAt", "\(activities)")
+            let guitar = activities.count > 1 ? activities[1].split(separator: ",", omittingEmptySubsequences: false) : []
+            #expect(guitar.count == 8 && guitar[1] == "Guitar" && guitar[2] == "\(entry["durationMs"] ?? "")", "\(activities)")
+            #expect(guitar.count == 8 && guitar[3] == "0.00" && guitar[5] == "idle" && guitar[6] == "0", "\(activities)")
 
             let worth = try await stack.object("networth")
             #expect((worth["totalMs"] as? Int ?? 0) >= 1000, "\(worth)")

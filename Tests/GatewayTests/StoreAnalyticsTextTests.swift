@@ -121,12 +121,12 @@ struct AnalyticsTextTests {
     @Test("ranges: a plain date stays a UTC day, --to DATE includes that day")
     func range() throws {
         let body = try Analytics.range(from: "2026-05-01", to: "2026-05-31")
-        #expect(body["from"] == "2026-05-01")
-        #expect(body["to"] == "2026-06-01")
-        #expect(try Analytics.range(from: nil, to: "2026-12-31")["to"] == "2027-01-01")
-        #expect(try Analytics.range(from: nil, to: "2028-02-28")["to"] == "2028-02-29", "leap year")
-        #expect(try Analytics.range(from: "2026-05-01T10:00:00+02:00", to: nil)["from"] == "2026-05-01T08:00:00Z")
-        #expect(try Analytics.range(from: nil, to: nil).isEmpty)
+        #expect(body.from == "2026-05-01")
+        #expect(body.to == "2026-06-01")
+        #expect(try Analytics.range(from: nil, to: "2026-12-31").to == "2027-01-01")
+        #expect(try Analytics.range(from: nil, to: "2028-02-28").to == "2028-02-29", "leap year")
+        #expect(try Analytics.range(from: "2026-05-01T10:00:00+02:00", to: nil).from == "2026-05-01T08:00:00Z")
+        #expect(try Analytics.range(from: nil, to: nil) == SummaryRequest())
         #expect(throws: ServiceError.self) { try Analytics.range(from: "May 1st", to: nil) }
         #expect(!Analytics.isDate("2026-02-30"))
         #expect(Analytics.shift("2026-06-01", days: -1) == "2026-05-31")
@@ -302,7 +302,7 @@ struct AnalyticsTextTests {
         } catch let error as ServiceError {
             #expect(error.message == "to: must not be before --from (got --from 2026-11-02 --to 2026-11-01)")
         } catch {}
-        #expect((try? Analytics.range(from: "2026-11-01", to: "2026-11-01"))?["to"] == "2026-11-02")
+        #expect((try? Analytics.range(from: "2026-11-01", to: "2026-11-01"))?.to == "2026-11-02")
     }
 
     @Test("one rounding rule: what a saved entry earns is what the ledger credits")
@@ -320,7 +320,7 @@ struct AnalyticsTextTests {
         #expect(Catches.fixed(-0.04, digits: 1) == "0.0")
         #expect(Catches.fixed(-0.06, digits: 1) == "-0.1")
         #expect(Catches.fixed(-0.4, digits: 0) == "0")
-        #expect(Fillups.shortReason("odometer_backwards") == "- (odometer backwards)")
-        #expect(Fillups.shortReason("closed") == nil)
+        #expect(Fillups.shortReason(.odometerBackwards) == "- (odometer backwards)")
+        #expect(Fillups.shortReason(.closed) == nil)
     }
 }

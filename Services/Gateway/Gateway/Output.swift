@@ -52,6 +52,10 @@ public enum Output {
             .joined(separator: "\n")
     }
 
+    /// A measurement (a coordinate, an accuracy) as JSON writes it: 40.7128; a whole number
+    /// without decimals.
+    public static func number(_ value: Double) -> String { JSONNumber(value).text }
+
     /// A JSON value as a short cell: strings bare, null as "-".
     public static func cell(_ value: JSONValue?) -> String {
         switch value {

@@ -19,11 +19,6 @@ import Storage
 import Wire
 
 extension TimerState {
-    static func idle(_ activityId: String, now: Date) -> TimerState {
-        TimerState(
-            activityId: activityId, state: .idle, accumulatedMs: 0, runningSince: nil, startedAt: nil, elapsedMs: 0, at: now)
-    }
-
     static func load(_ db: Database, userId: String, activityId: String, now: Date) throws -> TimerState {
         guard let row = try TimerRow.find(db, userId: userId, activityId: activityId) else {
             return .idle(activityId, now: now)

@@ -18,9 +18,7 @@ extension Records {
     func registerVehicles(_ router: inout Router) {
         router.write(FuelMethods.vehicleAdd) { body, context, db in
             let at = now()
-            var vehicle = Vehicle(
-                id: ID.make(at: at), nickname: "", make: nil, model: nil, year: nil,
-                distanceUnit: body.distanceUnit ?? .mi, volumeUnit: body.volumeUnit ?? .gal, createdAt: at, updatedAt: at)
+            var vehicle = Vehicle(id: ID.make(at: at), adding: body, at: at)
             vehicle.nickname = try requiredText(body.nickname, "nickname", max: 60)
             vehicle.make = try optionalText(body.make, "make", max: 60)
             vehicle.model = try optionalText(body.model, "model", max: 60)

@@ -37,7 +37,7 @@ enum Account {
     @discardableResult
     static func restore(_ context: Context) async -> Int? {
         guard Executables(configuration: context.configuration).isInstalled("records") else { return nil }
-        return try? await context.everything("records.vehicle.list").count
+        return try? await context.everything(FuelMethods.vehicleList, ListBody()).count
     }
 
     /// The process's zone as an IANA name auth accepts (TZ, else the system's), else nil

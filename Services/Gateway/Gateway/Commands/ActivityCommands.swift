@@ -6,22 +6,14 @@ import Foundation
 import Wire
 
 enum Activities {
-    static func timer(_ activity: JSONValue) -> String {
-        let timer = activity["timer"]
-        let state = timer?["state"]?.stringValue ?? "idle"
-        let elapsed = timer?["elapsedMs"]?.int64Value ?? 0
-        switch state {
-        case "running": return "● running \(TimeText.clock(milliseconds: elapsed))"
-        case "paused", "stopped": return "\(state) \(TimeText.clock(milliseconds: elapsed))"
-        default: return ""
+    /// The list's timer column: ● for a running timer, the state of a paused or stopped one.
+    static func timer(_ timer: TimerState) -> String {
+        let elapsed = TimeText.clock(milliseconds: timer.elapsedMs)
+        switch timer.state {
+        case .running: return "● running \(elapsed)"
+        case .paused, .stopped: return "\(timer.state.rawValue) \(elapsed)"
+        case .idle: return ""
         }
-    }
-
-    /// The id of an activity `Resolve.activity` found (the service's, or a local one offline).
-    static func id(_ activity: JSONValue) -> String { activity["id"]?.stringValue ?? "" }
-
-    static func progress(_ value: JSONValue) -> String {
-        TimeText.progress(value["progress"]?.doubleValue ?? Double(value["totalMs"]?.int64Value ?? 0) / Double(TimeValue.goalMs))
     }
 
     /// The cash a just-saved entry of `ms` earned, by the store's one rule (the floor of the
@@ -78,22 +70,23 @@ struct ActivityList: GatewayCommand {
     @OptionGroup var options: ListOptions
 
     func execute(_ context: Context) async throws {
-        let fetched = try await context.list(TimeMethods.activityList.name, [:], options)
+        let listed = try await context.list(TimeMethods.activityList, ListBody(), options)
         let rows = Rows(
             headers: ["ID", "NAME", "AMOUNT", "PROGRESS", "TIMER"],
-            table: fetched.items.map { activity in
+            table: listed.items.map { activity in
                 [
-                    Output.cell(activity["id"]), Output.cell(activity["name"]), Output.cell(activity["amount"]),
-                    Activities.progress(activity), Activities.timer(activity),
+                    activity.id, activity.name, activity.amount, TimeText.progress(share: activity.progress),
+                    Activities.timer(activity.timer),
                 ]
             },
             csvHeaders: ["id", "name", "totalMs", "amount", "progress", "timerState", "timerElapsedMs", "createdAt"],
-            csv: fetched.items.map { activity in
-                CSV.cells(activity, ["id", "name", "totalMs"])
-                    + [activity["cents"]?.int64Value.map { Money.plain($0) } ?? "", CSV.cell(activity["progress"])]
-                    + [CSV.cell(activity["timer"]?["state"]), CSV.cell(activity["timer"]?["elapsedMs"]), CSV.cell(activity["createdAt"])]
+            csv: listed.items.map { activity in
+                [
+                    activity.id, activity.name, "\(activity.totalMs)", Money.plain(activity.cents), "\(activity.progress)",
+                    activity.timer.state.rawValue, "\(activity.timer.elapsedMs)", WireTime.format(activity.createdAt),
+                ]
             })
-        context.show(fetched, rows, options, empty: "no activities yet: `logbook activity add NAME`")
+        context.show(listed.fetched, rows, options, empty: "no activities yet: `logbook activity add NAME`")
     }
 }
 
@@ -108,16 +101,16 @@ struct ActivityDelete: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let found = try await Resolve.activity(context, activity)
-        let what = "activity \"\(Output.cell(found["name"]))\" (\(Output.cell(found["amount"])) logged)"
+        let what = "activity \"\(found.name)\" (\(found.amount) logged)"
         // time on a timer that was never saved is lost with the activity: say so, and how much
-        let state = found["timer"]?["state"]?.stringValue ?? "idle"
-        let unsaved = found["timer"]?["elapsedMs"]?.int64Value ?? 0
+        let state = found.timer.state.rawValue
+        let unsaved = found.timer.elapsedMs
         let loss =
-            state == "idle" || unsaved <= 0
+            found.timer.state == .idle || unsaved <= 0
             ? ""
             : " Its \(state) timer's \(TimeText.clock(milliseconds: unsaved)) (not saved) will be discarded."
         try Confirm.delete("Delete \(what)? Its time stays in your net worth.\(loss)", yes: yes)
-        let result = try await TimeMethods.activityDelete.call(context, IdBody(id: Activities.id(found)))
+        let result = try await TimeMethods.activityDelete.call(context, IdBody(id: found.id))
         if context.json {
             Output.json(result)
         } else {
@@ -139,22 +132,26 @@ struct ActivityLog: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let found = try await Resolve.activity(context, activity)
-        let fetched = try await context.list(TimeMethods.timeList.name, ["activityId": found["id"] ?? .null], options)
+        let listed = try await context.list(TimeMethods.timeList, TimeList(activityId: found.id), options)
         let rows = Rows(
             headers: ["SAVED", "STARTED", "DURATION", "AMOUNT"],
-            table: fetched.items.map { entry in
-                let ms = entry["durationMs"]?.int64Value ?? 0
-                return [
-                    TimeText.local(entry["savedAt"], seconds: true), TimeText.local(entry["startedAt"], seconds: true),
-                    TimeText.clock(milliseconds: ms), Money.format(TimeValue.cents(ms)),
+            table: listed.items.map { entry in
+                [
+                    TimeText.local(entry.savedAt, seconds: true), TimeText.local(entry.startedAt, seconds: true),
+                    TimeText.clock(milliseconds: entry.durationMs), Money.format(TimeValue.cents(entry.durationMs)),
                 ]
             },
             csvHeaders: ["id", "activityId", "startedAt", "savedAt", "durationMs"],
-            csv: fetched.items.map { CSV.cells($0, ["id", "activityId", "startedAt", "savedAt", "durationMs"]) })
+            csv: listed.items.map { entry in
+                [
+                    entry.id, entry.activityId, WireTime.format(entry.startedAt), WireTime.format(entry.savedAt),
+                    "\(entry.durationMs)",
+                ]
+            })
         if !context.json && !options.csv {
-            Output.line("\(Output.cell(found["name"])): \(Output.cell(found["amount"])), \(TimeText.clock(milliseconds: found["totalMs"]?.int64Value ?? 0)) in all")
+            Output.line("\(found.name): \(found.amount), \(TimeText.clock(milliseconds: found.totalMs)) in all")
         }
-        context.show(fetched, rows, options, empty: "nothing saved yet: `logbook timer start \(Output.cell(found["name"]))`")
+        context.show(listed.fetched, rows, options, empty: "nothing saved yet: `logbook timer start \(found.name)`")
     }
 }
 
@@ -183,13 +180,13 @@ struct ActivityAddTime: GatewayCommand {
         }
         let found = try await Resolve.activity(context, activity)
         let request = TimeAdd(
-            activityId: Activities.id(found), durationMs: milliseconds,
+            activityId: found.id, durationMs: milliseconds,
             startedAt: try started.map { try TimeText.parse($0, field: "started") })
         let entry = try await TimeMethods.timeAdd.call(context, request)
         if context.json { return Output.json(entry) }
         let ms = entry.durationMs
         Output.line(
-            "added \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(Output.cell(found["name"]))")
+            "added \(TimeText.clock(milliseconds: ms)) (\(await Activities.earned(context, ms))) to \(found.name)")
     }
 }
 

@@ -11,12 +11,12 @@ import Wire
 enum Analytics {
     /// Sends `method` to analytics. When its executable is not installed here, waits at most
     /// a second (it may still run elsewhere) and says it is not installed if it is silent.
-    static func send(_ context: Context, _ method: String, _ body: [String: JSONValue] = [:]) async throws -> JSONValue {
+    static func send(_ context: Context, _ method: String, _ body: JSONValue) async throws -> JSONValue {
         let executables = Executables(configuration: context.configuration)
         let installed = executables.isInstalled("analytics")
         do {
             return try await context.send(
-                "analytics", method, body: .object(body), timeout: installed ? nil : min(context.timeout, .seconds(1)))
+                "analytics", method, body: body, timeout: installed ? nil : min(context.timeout, .seconds(1)))
         } catch let error as ServiceError where !installed && [.unavailable, .deadlineExceeded].contains(error.code) {
             throw ServiceError(
                 .unavailable,
@@ -29,7 +29,7 @@ enum Analytics {
     static func call<Request, Result>(
         _ context: Context, _ method: Contracts.Method<Request, Result>, _ request: Request
     ) async throws -> Result {
-        let result = try await send(context, method.name, try JSONValue.from(request).objectValue ?? [:])
+        let result = try await send(context, method.name, try JSONValue.from(request))
         do {
             return try result.decode(Result.self)
         } catch {
@@ -68,27 +68,32 @@ enum Analytics {
 
     /// `--from`/`--to` as analytics reads them: a plain date stays a (local) day, and `--to DATE`
     /// includes that day (analytics' `to` is exclusive); any other time is sent with its offset.
-    static func range(from: String?, to: String?) throws -> [String: JSONValue] {
-        var body: [String: JSONValue] = [:]
+    static func range(from: String?, to: String?) throws -> SummaryRequest {
+        var range = SummaryRequest()
         if let from {
-            body["from"] = isDate(from) ? .string(from.trimmingCharacters(in: .whitespaces)) : try TimeText.wire(from, field: "from")
+            range.from = isDate(from) ? from.trimmingCharacters(in: .whitespaces) : try wire(from, field: "from")
         }
         if let to {
-            if let next = shift(to, days: 1) { body["to"] = .string(next) } else { body["to"] = try TimeText.wire(to, field: "to") }
+            let end = try shift(to, days: 1) ?? wire(to, field: "to")
+            range.to = end
             // refused here, in the words typed: analytics would echo `to` as the day after
             if let from, let start = day(from) ?? (try? TimeText.parse(from, field: "from")),
-                let end = day(body["to"]?.stringValue ?? "") ?? body["to"]?.stringValue.flatMap(WireTime.parse), end <= start
+                let last = day(end) ?? WireTime.parse(end), last <= start
             {
                 throw ServiceError.invalid("to", "must not be before --from (got --from \(from) --to \(to))")
             }
         }
-        return body
+        return range
     }
+
+    /// A time typed by a person as the wire writes it.
+    static func wire(_ text: String, field: String) throws -> String { WireTime.format(try TimeText.parse(text, field: field)) }
 
     /// `range` as the body of a summary grouped `by`.
     static func summary(by: String, from: String?, to: String?) throws -> SummaryRequest {
-        let range = try range(from: from, to: to)
-        return SummaryRequest(by: by, from: range["from"]?.stringValue, to: range["to"]?.stringValue)
+        var request = try range(from: from, to: to)
+        request.by = by
+        return request
     }
 
     /// A note when the account counts days in another zone (`zone`) than this machine's, else nil.
@@ -221,10 +226,10 @@ struct FuelStats: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.currentCar(context, car)
-        let request = FuelStatsRequest(vehicleId: vehicle["id"]?.stringValue ?? "", units: units?.wire)
+        let request = FuelStatsRequest(vehicleId: vehicle.id, units: units?.wire)
         let stats = try await Analytics.call(context, FuelMethods.stats, request)
         if context.json { return Output.json(stats) }
-        Output.line(FuelText.stats(stats, car: Output.cell(vehicle["nickname"])))
+        Output.line(FuelText.stats(stats, car: vehicle.nickname))
     }
 }
 

@@ -37,7 +37,7 @@ struct EntryOptions: ParsableArguments {
 extension AttendanceSource: ExpressibleByArgument {}
 
 enum Attendance {
-    static func kind(_ entry: JSONValue) -> String { entry["kind"]?.stringValue == "arrival" ? "in" : "out" }
+    static func kind(_ entry: AttendanceEntry) -> String { entry.kind == .arrival ? "in" : "out" }
 
     static func record(_ context: Context, kind: AttendanceKind, _ options: EntryOptions) async throws {
         let request = AttendanceAdd(
@@ -62,15 +62,8 @@ enum Attendance {
 
     static func place(_ entry: AttendanceEntry) -> String {
         guard let latitude = entry.latitude else { return "-" }
-        let accuracy = entry.accuracy.map { " ±\(Output.cell(.number(.init($0)))) m" } ?? ""
-        return "\(Output.cell(.number(.init(latitude)))), \(Output.cell(entry.longitude.map { JSONValue.number(.init($0)) }))\(accuracy)"
-    }
-
-    /// A listed entry's place (the list's rows stay JSON: saved pages and offline records).
-    static func place(_ entry: JSONValue) -> String {
-        guard let lat = entry["latitude"], lat != .null else { return "-" }
-        let accuracy = entry["accuracy"].flatMap { $0 == .null ? nil : " ±\(Output.cell($0)) m" } ?? ""
-        return "\(Output.cell(lat)), \(Output.cell(entry["longitude"]))\(accuracy)"
+        let accuracy = entry.accuracy.map { " ±\(Output.number($0)) m" } ?? ""
+        return "\(Output.number(latitude)), \(entry.longitude.map(Output.number) ?? "-")\(accuracy)"
     }
 }
 
@@ -124,22 +117,24 @@ struct AttendHistory: GatewayCommand {
     @OptionGroup var options: ListOptions
 
     func execute(_ context: Context) async throws {
-        let fetched = try await context.list(AttendanceMethods.list.name, [:], options)
+        let listed = try await context.list(AttendanceMethods.list, ListBody(), options)
         let rows = Rows(
             headers: ["ID", "KIND", "TIME", "SOURCE", "LOCATION", "NOTE"],
-            table: fetched.items.map { entry in
+            table: listed.items.map { entry in
                 [
-                    Output.cell(entry["id"]),
-                    Attendance.kind(entry) + (entry["correction"]?.boolValue == true ? " (correction)" : ""),
-                    TimeText.local(entry["at"], seconds: true), Output.cell(entry["source"]), Attendance.place(entry),
-                    Output.cell(entry["note"]),
+                    entry.id, Attendance.kind(entry) + (entry.correction ? " (correction)" : ""),
+                    TimeText.local(entry.at, seconds: true), entry.source.rawValue, Attendance.place(entry), entry.note ?? "-",
                 ]
             },
             csvHeaders: ["id", "kind", "at", "source", "latitude", "longitude", "accuracy", "correction", "note"],
-            csv: fetched.items.map {
-                CSV.cells($0, ["id", "kind", "at", "source", "latitude", "longitude", "accuracy", "correction", "note"])
+            csv: listed.items.map { entry in
+                [
+                    entry.id, entry.kind.rawValue, WireTime.format(entry.at), entry.source.rawValue,
+                    entry.latitude.map(Output.number) ?? "", entry.longitude.map(Output.number) ?? "",
+                    entry.accuracy.map(Output.number) ?? "", "\(entry.correction)", entry.note ?? "",
+                ]
             })
-        context.show(fetched, rows, options, empty: "no entries yet: `logbook attend in` records an arrival")
+        context.show(listed.fetched, rows, options, empty: "no entries yet: `logbook attend in` records an arrival")
     }
 }
 
@@ -157,15 +152,14 @@ struct AttendMap: GatewayCommand {
     var output: String?
 
     func execute(_ context: Context) async throws {
-        let entries = try await context.everything(AttendanceMethods.list.name).filter {
-            ($0["latitude"] ?? .null) != .null && ($0["longitude"] ?? .null) != .null
-        }
-        let features = entries.map { entry in
-            GeoJSON.point(
-                latitude: entry["latitude"]?.doubleValue ?? 0, longitude: entry["longitude"]?.doubleValue ?? 0,
+        let entries = try await context.everything(AttendanceMethods.list, ListBody())
+        let features = entries.compactMap { entry -> JSONValue? in
+            guard let latitude = entry.latitude, let longitude = entry.longitude else { return nil }
+            return GeoJSON.point(
+                latitude: latitude, longitude: longitude,
                 properties: [
-                    "id": entry["id"] ?? .null, "kind": entry["kind"] ?? .null, "at": entry["at"] ?? .null,
-                    "source": entry["source"] ?? .null, "accuracy": entry["accuracy"] ?? .null,
+                    "id": .string(entry.id), "kind": .string(entry.kind.rawValue), "at": .string(WireTime.format(entry.at)),
+                    "source": .string(entry.source.rawValue), "accuracy": entry.accuracy.map { .number(.init($0)) } ?? .null,
                 ])
         }
         try Maps.write(GeoJSON.collection(features), to: output, count: features.count, what: "pin", plural: "pins")

@@ -26,21 +26,17 @@ extension DistanceUnit: ExpressibleByArgument {}
 extension VolumeUnit: ExpressibleByArgument {}
 
 enum Cars {
-    static func describe(_ car: JSONValue) -> String {
-        let parts = [car["nickname"], car["year"], car["make"], car["model"]].compactMap { value -> String? in
-            guard let value, value != .null else { return nil }
-            return Output.cell(value)
-        }
-        return parts.joined(separator: " ")
-    }
-
-    static func summary(_ car: JSONValue) -> String {
-        "\(Output.cell(car["nickname"])) (id \(Output.cell(car["id"])), \(Output.cell(car["distanceUnit"]))/\(Output.cell(car["volumeUnit"])))"
+    /// `Civic 2019 Honda Civic`: the nickname, then whichever of year, make and model it has.
+    static func describe(_ car: Vehicle) -> String {
+        [car.nickname, car.year.map(String.init), car.make, car.model].compactMap { $0 }.joined(separator: " ")
     }
 
     static func summary(_ car: Vehicle) -> String {
-        "\(car.nickname) (id \(car.id), \(car.distanceUnit.rawValue)/\(car.volumeUnit.rawValue))"
+        "\(car.nickname) (id \(car.id), \(units(car)))"
     }
+
+    /// `mi/gal`.
+    static func units(_ car: Vehicle) -> String { "\(car.distanceUnit.rawValue)/\(car.volumeUnit.rawValue)" }
 }
 
 struct CarFields: ParsableArguments {
@@ -102,26 +98,28 @@ struct CarList: GatewayCommand {
     @OptionGroup var options: ListOptions
 
     func execute(_ context: Context) async throws {
-        let fetched = try await context.list("records.vehicle.list", [:], options)
+        let listed = try await context.list(FuelMethods.vehicleList, ListBody(), options)
         let session = try context.requireSession()
         let selected = SelectionStore(directory: context.sessions.directory).vehicle(for: session.userId)
-        let only = fetched.items.count == 1 && fetched.nextCursor == nil && options.cursor == nil
-        let current = { (car: JSONValue) in car["id"]?.stringValue == selected || (selected == nil && only) }
+        let only = listed.items.count == 1 && listed.fetched.nextCursor == nil && options.cursor == nil
+        let current = { (car: Vehicle) in car.id == selected || (selected == nil && only) }
         let rows = Rows(
             headers: ["", "ID", "NICKNAME", "MAKE", "MODEL", "YEAR", "UNITS"],
-            table: fetched.items.map { car in
+            table: listed.items.map { car in
                 [
-                    current(car) ? "*" : "", Output.cell(car["id"]), Output.cell(car["nickname"]), Output.cell(car["make"]),
-                    Output.cell(car["model"]), Output.cell(car["year"]),
-                    "\(Output.cell(car["distanceUnit"]))/\(Output.cell(car["volumeUnit"]))",
+                    current(car) ? "*" : "", car.id, car.nickname, car.make ?? "-", car.model ?? "-",
+                    car.year.map(String.init) ?? "-", Cars.units(car),
                 ]
             },
             csvHeaders: ["selected", "id", "nickname", "make", "model", "year", "distanceUnit", "volumeUnit", "createdAt"],
-            csv: fetched.items.map { car in
-                [current(car) ? "yes" : "no"]
-                    + CSV.cells(car, ["id", "nickname", "make", "model", "year", "distanceUnit", "volumeUnit", "createdAt"])
+            csv: listed.items.map { car in
+                [
+                    current(car) ? "yes" : "no", car.id, car.nickname, car.make ?? "", car.model ?? "",
+                    car.year.map(String.init) ?? "", car.distanceUnit.rawValue, car.volumeUnit.rawValue,
+                    WireTime.format(car.createdAt),
+                ]
             })
-        context.show(fetched, rows, options, empty: "no cars yet: add one with `logbook car add NICKNAME`")
+        context.show(listed.fetched, rows, options, empty: "no cars yet: add one with `logbook car add NICKNAME`")
     }
 }
 
@@ -142,8 +140,8 @@ struct CarEdit: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.car(context, car)
-        let request = try fields.update(id: vehicle["id"]?.stringValue ?? "", nickname: nickname)
-        guard try JSONValue.from(request).objectValue?.count ?? 0 > 1 else {
+        let request = try fields.update(id: vehicle.id, nickname: nickname)
+        guard try request.body().count > 1 else {
             throw ValidationError("nothing to change: give --nickname, --make, --model, --year or a unit")
         }
         try await FuelMethods.vehicleUpdate.perform(context, request) { "updated car \(Cars.summary($0))" }
@@ -161,15 +159,13 @@ struct CarDelete: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.car(context, car)
-        let id = vehicle["id"] ?? .null
-        let fillups = try await context.everything("records.fillup.list", ["vehicleId": id]).count
-        let name = Output.cell(vehicle["nickname"])
-        let what = "car \"\(name)\" and its \(fillups) fill-up\(fillups == 1 ? "" : "s")"
+        let fillups = try await context.everything(FuelMethods.fillupList, Contracts.FillupList(vehicleId: vehicle.id)).count
+        let what = "car \"\(vehicle.nickname)\" and its \(fillups) fill-up\(fillups == 1 ? "" : "s")"
         try Confirm.delete("Delete \(what)?", yes: yes)
-        let result = try await FuelMethods.vehicleDelete.call(context, IdBody(id: id.stringValue ?? ""))
+        let result = try await FuelMethods.vehicleDelete.call(context, IdBody(id: vehicle.id))
         let session = try context.requireSession()
         let store = SelectionStore(directory: context.sessions.directory)
-        if store.vehicle(for: session.userId) == id.stringValue { try store.setVehicle(nil, for: session.userId) }
+        if store.vehicle(for: session.userId) == vehicle.id { try store.setVehicle(nil, for: session.userId) }
         if context.json { Output.json(result) } else { Output.line("deleted \(what)") }
     }
 }
@@ -188,7 +184,7 @@ struct CarUse: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.car(context, car)
-        try SelectionStore(directory: context.sessions.directory).setVehicle(vehicle["id"]?.stringValue, for: try context.owner())
+        try SelectionStore(directory: context.sessions.directory).setVehicle(vehicle.id, for: try context.owner())
         if context.json { Output.json(vehicle) } else { Output.line("using \(Cars.summary(vehicle)) for fill-ups") }
     }
 }

@@ -57,12 +57,7 @@ enum Catches {
     }
 
     /// A time for a table, in local time.
-    static func time(_ date: Date, seconds: Bool = false) -> String {
-        TimeText.local(.string(WireTime.format(date)), seconds: seconds)
-    }
-
-    /// A coordinate as the service wrote it (59.33; a whole degree without decimals).
-    static func degrees(_ value: Double) -> String { Output.cell(.number(.init(value))) }
+    static func time(_ date: Date, seconds: Bool = false) -> String { TimeText.local(date, seconds: seconds) }
 
     static func weight(_ fish: Catch) -> String { "\(fish.weight) \(fish.weightUnit.rawValue)" }
 
@@ -170,9 +165,11 @@ struct CatchList: GatewayCommand {
     func execute(_ context: Context) async throws {
         let sections = water.map { [$0] } ?? Water.allCases
         var pages: [(Water, Fetched)] = []
+        var catches: [[Catch]] = []
         for section in sections {
-            let request = Contracts.CatchList(water: section, sort: sort)
-            pages.append((section, try await context.list(CatchMethods.list.name, try request.body(), options)))
+            let listed = try await context.list(CatchMethods.list, Contracts.CatchList(water: section, sort: sort), options)
+            pages.append((section, listed.fetched))
+            catches.append(listed.items)
         }
         if context.json {
             if pages.count == 1 {
@@ -182,7 +179,6 @@ struct CatchList: GatewayCommand {
             }
             return
         }
-        let catches = try pages.map { page in try page.1.items.map { try CatchMethods.list.item($0) } }
         let headers = ["ID", "PHOTO", "DATE", "WEATHER", "WEIGHT", "BAIT", "SPECIES"]
         let row = { (fish: Catch) -> [String] in
             [
@@ -191,20 +187,20 @@ struct CatchList: GatewayCommand {
             ]
         }
         if options.csv {
-            let keys = [
+            let headers = [
                 "id", "water", "caughtAt", "species", "weight", "weightUnit", "length", "lengthUnit", "bait", "latitude",
-                "longitude", "released", "note",
+                "longitude", "released", "note", "photoHash", "conditionsStatus", "weather",
             ]
-            // the record's own fields as the service wrote them, then the photo, status and weather
-            let rows = try catches.flatMap { page in
-                try page.map { fish in
-                    CSV.cells(try JSONValue.from(fish), keys) + [
-                        fish.photo?.hash ?? "", fish.conditions.status.rawValue, Catches.weather(fish),
-                    ]
-                }
+            // the record's own fields as the service writes them, then the photo, status and weather
+            let rows = catches.joined().map { fish in
+                [
+                    fish.id, fish.water.rawValue, WireTime.format(fish.caughtAt), fish.species, fish.weight.description,
+                    fish.weightUnit.rawValue, fish.length?.description ?? "", fish.lengthUnit?.rawValue ?? "", fish.bait,
+                    Output.number(fish.latitude), Output.number(fish.longitude), "\(fish.released)", fish.note ?? "",
+                    fish.photo?.hash ?? "", fish.conditions.status.rawValue, Catches.weather(fish),
+                ]
             }
-            FileHandle.standardOutput.write(
-                Data(CSV.document(keys + ["photoHash", "conditionsStatus", "weather"], rows).utf8))
+            FileHandle.standardOutput.write(Data(CSV.document(headers, rows).utf8))
             for (section, page) in pages where page.nextCursor != nil {
                 Output.errorLine("more \(section.rawValue)-water rows: --water \(section.rawValue) --cursor \(page.nextCursor!), or --all")
             }
@@ -274,7 +270,7 @@ struct CatchShow: GatewayCommand {
             ("id", fish.id), ("species", fish.species), ("weight", Catches.weight(fish)),
             ("length", fish.length.map { "\($0) \(fish.lengthUnit?.rawValue ?? "-")" } ?? "-"),
             ("bait", fish.bait), ("water", fish.water.rawValue),
-            ("place", "\(Catches.degrees(fish.latitude)), \(Catches.degrees(fish.longitude))"),
+            ("place", "\(Output.number(fish.latitude)), \(Output.number(fish.longitude))"),
             ("caught at", Catches.time(fish.caughtAt)), ("released", fish.released ? "yes" : "no"),
             ("note", fish.note ?? "-"), ("photo", Catches.photoText(fish)),
         ]
@@ -414,8 +410,7 @@ struct CatchMap: GatewayCommand {
     var output: String?
 
     func execute(_ context: Context) async throws {
-        let items = try await context.everything(CatchMethods.list.name, try Contracts.CatchList(water: water).body())
-        let catches = try items.map { try CatchMethods.list.item($0) }
+        let catches = try await context.everything(CatchMethods.list, Contracts.CatchList(water: water))
         let map = GeoJSON.collection(try catches.map(Self.feature))
         try Maps.write(map, to: output, count: catches.count, what: "catch", plural: "catches")
     }

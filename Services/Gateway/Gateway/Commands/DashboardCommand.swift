@@ -327,26 +327,27 @@ struct DashboardSection: Sendable {
                 return (json, "\(user.username) (user id \(user.userId))")
             },
             DashboardSection(name: "fuel", title: "fuel", services: ["records", "analytics"]) { calls in
-                let cars =
-                    try await calls.send("records", "records.vehicle.list", ["limit": 500])["items"]?.arrayValue ?? []
-                var car: JSONValue? = cars.first { $0["id"]?.stringValue == selected }
-                if car == nil, let selected {
-                    car = cars.first { $0["nickname"]?.stringValue?.lowercased() == selected.lowercased() }
+                let (page, json) = try await calls.call(FuelMethods.vehicleList, ListBody(limit: 500))
+                let cars = page.items
+                var index = cars.firstIndex { $0.id == selected }
+                if index == nil, let selected {
+                    index = cars.firstIndex { $0.nickname.lowercased() == selected.lowercased() }
                 }
-                if car == nil, cars.count == 1 { car = cars[0] }
-                guard let car, let id = car["id"]?.stringValue else {
+                if index == nil, cars.count == 1 { index = 0 }
+                guard let index else {
                     let why = cars.isEmpty ? "no car yet" : "\(cars.count) cars: choose one with `logbook car use`"
                     return (["vehicle": .null, "reason": .string(why)], why)
                 }
-                let stats = try await calls.send("analytics", "analytics.fuel.stats", ["vehicleId": .string(id)])
-                let name = Output.cell(car["nickname"])
+                let car = cars[index]
+                let (stats, statsJSON) = try await calls.call(FuelMethods.stats, FuelStatsRequest(vehicleId: car.id))
                 let text =
-                    if let average = stats["average"]?.doubleValue {
-                        "\(name): average \(String(format: "%.2f", average)) \(Output.cell(stats["unitLabel"]))"
+                    if let average = stats.average {
+                        "\(car.nickname): average \(Analytics.figure(average)) \(stats.unitLabel)"
                     } else {
-                        "\(name): \(stats["reason"]?.stringValue ?? "no average yet")"
+                        "\(car.nickname): \(stats.reason ?? "no average yet")"
                     }
-                return (["vehicle": car, "stats": stats], text)
+                // the data is what the services answered: the car as listed, the stats
+                return (["vehicle": json["items"]?.arrayValue.flatMap { $0.indices.contains(index) ? $0[index] : nil } ?? .null, "stats": statsJSON], text)
             },
             DashboardSection(name: "spending", title: "spending", services: ["analytics"]) { calls in
                 let (summary, json) = try await calls.call(
@@ -384,28 +385,24 @@ struct DashboardSection: Sendable {
                 return (json, "\(Money.format(wallet.netWorthCents)), cash \(Money.format(wallet.cashCents))")
             },
             DashboardSection(name: "catch", title: "latest catch", services: ["records"]) { calls in
-                guard
-                    let fish = try await calls.send("records", "records.catch.list", ["limit": 1])["items"]?.arrayValue?
-                        .first,
-                    let id = fish["id"]?.stringValue
-                else { return (["catch": .null], "no catches yet") }
+                let (page, json) = try await calls.call(CatchMethods.list, Contracts.CatchList(limit: 1))
+                guard let fish = page.items.first, let listed = json["items"]?.arrayValue?.first else {
+                    return (["catch": .null], "no catches yet")
+                }
                 var text =
-                    "\(Output.cell(fish["species"])) \(Quantity.text(fish["weight"])) \(Output.cell(fish["weightUnit"])), "
-                    + "\(Output.cell(fish["water"])) water, bait \(Output.cell(fish["bait"])), \(TimeText.local(fish["caughtAt"]))"
-                var data: [String: JSONValue] = ["catch": fish]
-                let status = fish["conditions"]?["status"]?.stringValue ?? "pending"
-                if status == "ready" {
+                    "\(fish.species) \(fish.weight) \(fish.weightUnit.rawValue), \(fish.water.rawValue) water, "
+                    + "bait \(fish.bait), \(TimeText.local(fish.caughtAt))"
+                var data: [String: JSONValue] = ["catch": listed]
+                let conditions = fish.conditions
+                if conditions.status == .ready {
                     // The full conditions from the weather-fetcher; the record's summary if it
                     // does not answer in time.
-                    if let conditions = try? await calls.send(
-                        "weather-fetcher", "weather.conditions.get", ["catchId": .string(id)])
-                    {
-                        data["conditions"] = conditions
+                    if let (_, full) = try? await calls.call(WeatherMethods.conditions, ConditionsGet(catchId: fish.id)) {
+                        data["conditions"] = full
                     }
-                    text += " — \(Output.cell(fish["conditions"]?["summary"]))"
+                    text += " — \(conditions.summary ?? "-")"
                 } else {
-                    text +=
-                        " — conditions \(status)" + (fish["conditions"]?["reason"]?.stringValue.map { ": \($0)" } ?? "")
+                    text += " — conditions \(conditions.status.rawValue)" + (conditions.reason.map { ": \($0)" } ?? "")
                 }
                 return (.object(data), text)
             },

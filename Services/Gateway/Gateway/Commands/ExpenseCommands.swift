@@ -24,14 +24,10 @@ struct ExpenseGroup: AsyncParsableCommand {
 extension ExpenseSort: ExpressibleByArgument {}
 
 enum Expenses {
-    static func amount(_ expense: JSONValue) -> String {
-        guard let minor = expense["amountMinor"]?.int64Value else { return "-" }
-        return Money.format(minor, currency: expense["currency"]?.stringValue ?? "USD")
-    }
+    static func amount(_ expense: Expense) -> String { Money.format(expense.amountMinor, currency: expense.currency) }
 
     static func describe(_ expense: Expense) -> String {
-        let amount = Money.format(expense.amountMinor, currency: expense.currency)
-        return "\(expense.name) \(amount) on \(TimeText.local(.string(WireTime.format(expense.date))))"
+        "\(expense.name) \(amount(expense)) on \(TimeText.local(expense.date))"
     }
 }
 
@@ -80,47 +76,44 @@ struct ExpenseList: GatewayCommand {
     @OptionGroup var options: ListOptions
 
     func execute(_ context: Context) async throws {
-        var body: [String: JSONValue] = ["sort": .string(sort.rawValue)]
-        let start = try from.map { try TimeText.parse($0, field: "from") }
-        if let start { body["from"] = .string(WireTime.format(start)) }
+        var request = Contracts.ExpenseList(sort: sort, category: category)
+        request.from = try from.map { try TimeText.parse($0, field: "from") }
         if let to {
             var end = try TimeText.parse(to, field: "to")
             if TimeText.isDateOnly(to) {
                 end = Calendar.current.date(byAdding: .day, value: 1, to: end) ?? end
             }
             // refused here, in the words typed: the service would echo the shifted end
-            if let start, let from, end <= start {
+            if let start = request.from, let from, end <= start {
                 throw ServiceError.invalid("to", "must not be before --from (got --from \(from) --to \(to))")
             }
-            body["to"] = .string(WireTime.format(end))
+            request.to = end
         }
-        if let category { body["category"] = .string(category) }
-        let fetched = try await context.list("records.expense.list", body, options)
+        let listed = try await context.list(ExpenseMethods.list, request, options)
         let rows = Rows(
             headers: ["ID", "DATE", "NAME", "AMOUNT", "CATEGORY", "DESCRIPTION"],
-            table: fetched.items.map { expense in
+            table: listed.items.map { expense in
                 [
-                    Output.cell(expense["id"]), TimeText.local(expense["date"]), Output.cell(expense["name"]),
-                    Expenses.amount(expense), Output.cell(expense["category"]), Output.cell(expense["description"]),
+                    expense.id, TimeText.local(expense.date), expense.name, Expenses.amount(expense), expense.category ?? "-",
+                    expense.description ?? "-",
                 ]
             },
             csvHeaders: ["id", "date", "name", "amount", "currency", "category", "description"],
-            csv: fetched.items.map { expense in
-                let currency = expense["currency"]?.stringValue ?? "USD"
-                return CSV.cells(expense, ["id", "date", "name"])
-                    + [expense["amountMinor"]?.int64Value.map { Money.plain($0, currency: currency) } ?? ""]
-                    + CSV.cells(expense, ["currency", "category", "description"])
+            csv: listed.items.map { expense in
+                [
+                    expense.id, WireTime.format(expense.date), expense.name,
+                    Money.plain(expense.amountMinor, currency: expense.currency), expense.currency, expense.category ?? "",
+                    expense.description ?? "",
+                ]
             })
         var notes: [String] = []
-        if !fetched.items.isEmpty && !options.csv {
+        if !listed.items.isEmpty && !options.csv {
             var totals: [String: Int64] = [:]
-            for expense in fetched.items {
-                totals[expense["currency"]?.stringValue ?? "USD", default: 0] += expense["amountMinor"]?.int64Value ?? 0
-            }
+            for expense in listed.items { totals[expense.currency, default: 0] += expense.amountMinor }
             let shown = totals.keys.sorted().map { Money.format(totals[$0]!, currency: $0) }.joined(separator: " + ")
-            notes.append("total of these \(fetched.items.count): \(shown)")
+            notes.append("total of these \(listed.items.count): \(shown)")
         }
-        context.show(fetched, rows, options, empty: "no expenses", notes: notes)
+        context.show(listed.fetched, rows, options, empty: "no expenses", notes: notes)
     }
 }
 
@@ -148,7 +141,7 @@ struct ExpenseEdit: GatewayCommand {
         if let date { request.date = try TimeText.parse(date, field: "date") }
         request.category = Patch.option(category)
         request.description = Patch.option(description)
-        guard try JSONValue.from(request).objectValue?.count ?? 0 > 1 else {
+        guard try request.body().count > 1 else {
             throw ValidationError("nothing to change: give at least one field to edit")
         }
         try await ExpenseMethods.update.perform(context, request) { expense in

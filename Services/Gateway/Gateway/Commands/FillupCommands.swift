@@ -32,16 +32,15 @@ enum Fullness: String, EnumerableFlag {
 
 enum Fillups {
     /// The fill-up's car, for its units in a confirmation; nil when it cannot be read.
-    static func car(_ context: Context, of fill: Fillup) async -> JSONValue? {
-        try? await context.send("records", FuelMethods.vehicleGet.name, body: ["id": .string(fill.vehicleId)])
+    static func car(_ context: Context, of fill: Fillup) async -> Vehicle? {
+        try? await FuelMethods.vehicleGet.call(context, IdBody(id: fill.vehicleId))
     }
 
     /// `2026-05-01 14:45: 9.35 gal, $33.00` (the volume unit when the car is known).
-    static func describe(_ fill: Fillup, car: JSONValue?) -> String {
-        let volume = "\(fill.volume) \(car.map { Output.cell($0["volumeUnit"]) } ?? "")"
-            .trimmingCharacters(in: .whitespaces)
+    static func describe(_ fill: Fillup, car: Vehicle?) -> String {
+        let volume = "\(fill.volume) \(car?.volumeUnit.rawValue ?? "")".trimmingCharacters(in: .whitespaces)
         let total = Money.format(fill.totalMinor, currency: fill.currency)
-        return "\(TimeText.local(.string(WireTime.format(fill.date)))): \(volume), \(total)"
+        return "\(TimeText.local(fill.date)): \(volume), \(total)"
     }
 
     /// Money options, parsed with `currency`'s exponent: (price per unit, total).
@@ -63,17 +62,20 @@ enum Fillups {
 
     /// The economy cell of a fill-up that has none: a word or two for the reason analytics
     /// gives in full (the list repeats the full reason under the table).
-    static func shortReason(_ outcome: String?) -> String? {
+    static func shortReason(_ outcome: FuelOutcome) -> String? {
         switch outcome {
-        case "first": "- (first)"
-        case "partial": "- (partial)"
-        case "missed": "- (after a missed fill)"
-        case "distance_unknown": "- (no distance)"
-        case "odometer_backwards": "- (odometer backwards)"
-        case "no_distance": "- (no distance driven)"
-        default: nil
+        case .first: "- (first)"
+        case .partial: "- (partial)"
+        case .missed: "- (after a missed fill)"
+        case .distanceUnknown: "- (no distance)"
+        case .odometerBackwards: "- (odometer backwards)"
+        case .noDistance: "- (no distance driven)"
+        case .closed: nil
         }
     }
+
+    /// The outcomes whose full reason the list repeats under the table.
+    static let explained: [FuelOutcome] = [.missed, .distanceUnknown, .odometerBackwards, .noDistance]
 
     static func economy(_ context: Context, vehicleId: String) async -> Economy {
         guard Executables(configuration: context.configuration).isInstalled("analytics") else {
@@ -89,7 +91,7 @@ enum Fillups {
                 if let value = fill.economy {
                     economy.values[fill.fillId] = Analytics.figure(value)
                 } else {
-                    economy.values[fill.fillId] = Self.shortReason(fill.outcome.rawValue) ?? "-"
+                    economy.values[fill.fillId] = Self.shortReason(fill.outcome) ?? "-"
                     economy.reasons[fill.fillId] = fill.reason
                 }
             }
@@ -143,7 +145,7 @@ struct FillupAdd: GatewayCommand {
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.currentCar(context, car)
         var request = Contracts.FillupAdd(
-            vehicleId: vehicle["id"]?.stringValue ?? "", volume: try Quantity.milli(volume, field: "volume"),
+            vehicleId: vehicle.id, volume: try Quantity.milli(volume, field: "volume"),
             full: !partial, missed: missed, note: note)
         if let date { request.date = try TimeText.parse(date, field: "date") }
         if let odometer { request.odometer = try Quantity.milli(odometer, field: "odometer") }
@@ -152,7 +154,7 @@ struct FillupAdd: GatewayCommand {
         (request.pricePerUnitMinor, request.totalMinor) = try Fillups.prices(
             perUnit: pricePerUnit, total: total, currency: currency ?? "USD")
         try await FuelMethods.fillupAdd.perform(context, request) { fill in
-            "added fill-up \(fill.id) to \(Output.cell(vehicle["nickname"])): \(Fillups.describe(fill, car: vehicle))"
+            "added fill-up \(fill.id) to \(vehicle.nickname): \(Fillups.describe(fill, car: vehicle))"
         }
     }
 }
@@ -174,65 +176,56 @@ struct FillupList: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let vehicle = try await Resolve.currentCar(context, car)
-        let id = vehicle["id"] ?? .null
-        let fetched = try await context.list("records.fillup.list", ["vehicleId": id], options)
+        let listed = try await context.list(FuelMethods.fillupList, Contracts.FillupList(vehicleId: vehicle.id), options)
         if context.json {
-            Output.json(fetched.json)
+            Output.json(listed.fetched.json)
             return
         }
-        let economy = await Fillups.economy(context, vehicleId: id.stringValue ?? "")
-        let distance = Output.cell(vehicle["distanceUnit"])
-        let volumeUnit = Output.cell(vehicle["volumeUnit"])
-        let kind = { (fill: JSONValue) in
-            (fill["full"]?.boolValue == false ? "partial" : "full") + (fill["missed"]?.boolValue == true ? ", missed" : "")
-        }
-        let total = { (fill: JSONValue, plain: Bool) -> String in
-            let currency = fill["currency"]?.stringValue ?? "USD"
-            guard let minor = fill["totalMinor"]?.int64Value else { return plain ? "" : "-" }
-            return plain ? Money.plain(minor, currency: currency) : Money.format(minor, currency: currency)
+        let economy = await Fillups.economy(context, vehicleId: vehicle.id)
+        let distance = vehicle.distanceUnit.rawValue
+        let kind = { (fill: Fillup) in (fill.full ? "full" : "partial") + (fill.missed ? ", missed" : "") }
+        let total = { (fill: Fillup, plain: Bool) -> String in
+            plain ? Money.plain(fill.totalMinor, currency: fill.currency) : Money.format(fill.totalMinor, currency: fill.currency)
         }
         // To a tenth of a cent, as pumps show it.
-        let unitPrice = { (fill: JSONValue, plain: Bool) -> String in
-            Money.unitPrice(fill["pricePerUnitMinor"], currency: fill["currency"]?.stringValue ?? "USD", plain: plain)
-                ?? (plain ? "" : "-")
+        let unitPrice = { (fill: Fillup, plain: Bool) -> String in
+            Money.unitPrice(fill.pricePerUnitMinor, currency: fill.currency, plain: plain)
         }
-        let economyOf = { (fill: JSONValue) in economy.values[fill["id"]?.stringValue ?? ""] ?? "-" }
+        let economyOf = { (fill: Fillup) in economy.values[fill.id] ?? "-" }
         let rows = Rows(
             headers: ["ID", "DATE", "ODOMETER", "TRIP", "VOLUME", "PRICE/UNIT", "TOTAL", "FILL", "ECONOMY"],
-            table: fetched.items.map { fill in
+            table: listed.items.map { fill in
                 [
-                    Output.cell(fill["id"]), TimeText.local(fill["date"]),
-                    fill["odometer"].flatMap { $0 == .null ? nil : "\(Quantity.text($0, grouped: true)) \(distance)" } ?? "-",
-                    fill["trip"].flatMap { $0 == .null ? nil : "\(Quantity.text($0, grouped: true)) \(distance)" } ?? "-",
-                    "\(Quantity.text(fill["volume"])) \(volumeUnit)", unitPrice(fill, false),
-                    total(fill, false), kind(fill), economyOf(fill),
+                    fill.id, TimeText.local(fill.date), fill.odometer.map { "\($0.grouped) \(distance)" } ?? "-",
+                    fill.trip.map { "\($0.grouped) \(distance)" } ?? "-", "\(fill.volume) \(vehicle.volumeUnit.rawValue)",
+                    unitPrice(fill, false), total(fill, false), kind(fill), economyOf(fill),
                 ]
             },
             csvHeaders: [
                 "id", "date", "odometer", "trip", "volume", "pricePerUnit", "total", "currency", "full", "missed", "note", "economy",
             ],
-            csv: fetched.items.map { fill in
-                CSV.cells(fill, ["id", "date", "odometer", "trip", "volume"])
-                    + [unitPrice(fill, true), total(fill, true)]
-                    + CSV.cells(fill, ["currency", "full", "missed", "note"])
-                    + [Double(economyOf(fill)) == nil ? "" : economyOf(fill)]
+            csv: listed.items.map { fill in
+                [
+                    fill.id, WireTime.format(fill.date), fill.odometer?.description ?? "", fill.trip?.description ?? "",
+                    fill.volume.description, unitPrice(fill, true), total(fill, true), fill.currency, "\(fill.full)",
+                    "\(fill.missed)", fill.note ?? "", Double(economyOf(fill)) == nil ? "" : economyOf(fill),
+                ]
             })
         var notes: [String] = []
         if let note = economy.note { notes.append(note) }
         // the full reason once per kind, for the fill-ups on this page that have no economy
         var explained: Set<String> = []
-        for fill in fetched.items {
-            guard let id = fill["id"]?.stringValue, let reason = economy.reasons[id],
-                ["missed", "distance_unknown", "odometer_backwards", "no_distance"].contains(where: {
-                    economy.values[id] == Fillups.shortReason($0)
-                }), explained.insert(reason).inserted
+        for fill in listed.items {
+            guard let reason = economy.reasons[fill.id],
+                Fillups.explained.contains(where: { economy.values[fill.id] == Fillups.shortReason($0) }),
+                explained.insert(reason).inserted
             else { continue }
-            notes.append("\(economy.values[id] ?? "-"): \(reason)")
+            notes.append("\(economy.values[fill.id] ?? "-"): \(reason)")
         }
         if !options.csv {
             Output.line("\(Cars.describe(vehicle))" + (economy.headline.map { ": \($0)" } ?? ""))
         }
-        context.show(fetched, rows, options, empty: "no fill-ups yet: add one with `logbook fillup add`", notes: notes)
+        context.show(listed.fetched, rows, options, empty: "no fill-ups yet: add one with `logbook fillup add`", notes: notes)
     }
 }
 
@@ -281,7 +274,7 @@ struct FillupEdit: GatewayCommand {
             (request.pricePerUnitMinor, request.totalMinor) = try Fillups.prices(
                 perUnit: pricePerUnit, total: total, currency: money ?? "USD")
         }
-        guard try JSONValue.from(request).objectValue?.count ?? 0 > 1 else {
+        guard try request.body().count > 1 else {
             throw ValidationError("nothing to change: give at least one field to edit")
         }
         let fill = try await FuelMethods.fillupUpdate.call(context, request)

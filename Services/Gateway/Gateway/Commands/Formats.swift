@@ -102,11 +102,6 @@ public enum TimeText {
         return t.count == 10 && t.split(separator: "-").count == 3 || ["today", "yesterday"].contains(t.lowercased())
     }
 
-    /// The wire form of a typed time.
-    public static func wire(_ text: String, field: String) throws -> JSONValue {
-        .string(WireTime.format(try parse(text, field: field)))
-    }
-
     /// A wire time for a table, in local time: `2026-05-01 14:45`.
     public static func local(_ value: JSONValue?, timeZone: TimeZone = .current, seconds: Bool = false) -> String {
         guard let text = value?.stringValue, let date = WireTime.parse(text) else { return Output.cell(value) }

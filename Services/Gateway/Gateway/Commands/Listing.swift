@@ -1,6 +1,7 @@
 // What every record list shares: --limit / --cursor / --all (following `nextCursor`), --csv,
 // and one way to print a page: a table for people, CSV, or the service's JSON.
 import ArgumentParser
+import Contracts
 import Foundation
 import Wire
 
@@ -50,6 +51,12 @@ struct Fetched {
     }
 }
 
+/// A fetched list read as the contract's items; `fetched` keeps the service's JSON.
+struct Listed<Item> {
+    var fetched: Fetched
+    var items: [Item]
+}
+
 extension Context {
     /// Calls a records list with the paging options: one page, or every page with `--all`.
     func list(_ method: String, _ body: [String: JSONValue], _ options: ListOptions, service: String = "records") async throws -> Fetched {
@@ -76,9 +83,20 @@ extension Context {
         return Fetched(items: items, nextCursor: all ? nil : cursor, raw: raw)
     }
 
-    /// Every item of a list (for name lookups, counts and maps).
-    func everything(_ method: String, _ body: [String: JSONValue] = [:]) async throws -> [JSONValue] {
-        try await list(method, body, all: true).items
+    /// A list method of the contract with the paging options: the pages as the service
+    /// answered them (for --json) and their items read as the contract's type.
+    func list<Request: Documented, Item: Codable & Sendable>(
+        _ method: Contracts.Method<Request, Page<Item>>, _ request: Request, _ options: ListOptions
+    ) async throws -> Listed<Item> {
+        let fetched = try await list(method.name, try request.body(), options, service: method.service)
+        return Listed(fetched: fetched, items: try fetched.items.map { try method.item($0) })
+    }
+
+    /// Every item of a list (for name lookups, counts and maps), read as the contract's type.
+    func everything<Request: Documented, Item: Codable & Sendable>(
+        _ method: Contracts.Method<Request, Page<Item>>, _ request: Request
+    ) async throws -> [Item] {
+        try await list(method.name, try request.body(), all: true, service: method.service).items.map { try method.item($0) }
     }
 
     /// Prints a list: JSON (the service's result), CSV, or a table with a footnote when more
@@ -112,14 +130,6 @@ enum Confirm {
     }
 }
 
-extension JSONValue {
-    /// An optional text option: absent → nil (unchanged), "" → null (clear), else the text.
-    static func optionalText(_ text: String?) -> JSONValue? {
-        guard let text else { return nil }
-        return text.trimmingCharacters(in: .whitespaces).isEmpty ? .null : .string(text)
-    }
-}
-
 extension CSV {
     /// A JSON value as a CSV field's text: absent or null empty, booleans true/false, numbers plain.
     public static func cell(_ value: JSONValue?) -> String {
@@ -129,7 +139,4 @@ extension CSV {
         default: Output.cell(value)
         }
     }
-
-    /// The named fields of a record, as CSV cells.
-    static func cells(_ record: JSONValue, _ keys: [String]) -> [String] { keys.map { cell(record[$0]) } }
 }

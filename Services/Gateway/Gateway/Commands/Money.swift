@@ -35,6 +35,11 @@ public enum Money {
     /// A price per unit for people (`plain`: for CSV): "$3.459", "3.45".
     public static func unitPrice(_ value: JSONValue?, currency: String = "USD", plain: Bool) -> String? {
         guard case .number(let number)? = value, let minor = number.decimal.flatMap(Milli.init(rounding:)) else { return nil }
+        return unitPrice(minor, currency: currency, plain: plain)
+    }
+
+    /// A price per unit in thousandths of a minor unit, for people (`plain`: for CSV).
+    public static func unitPrice(_ minor: Milli, currency: String = "USD", plain: Bool) -> String {
         let exponent = exponent(currency)
         var text = Self.plain(minor.thousandths, decimals: exponent + 3)
         var decimals = exponent + 3
@@ -126,11 +131,6 @@ public enum Quantity {
             throw ServiceError.invalid(field, "is too large (got \(text))")
         }
         return Milli(thousandths: negative ? -thousandths : thousandths)
-    }
-
-    /// `milli`, as the JSON number the untyped requests carry (its exact digits).
-    public static func parse(_ text: String, field: String) throws -> JSONValue {
-        .number(.init(try milli(text, field: field)))
     }
 
     /// A JSON number with at most 3 decimals as exact text: 12.345, 12,345.6 when grouped.

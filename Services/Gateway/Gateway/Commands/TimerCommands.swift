@@ -54,10 +54,9 @@ struct TimerCommand<Action: TimerAction>: GatewayCommand {
 
     func execute(_ context: Context) async throws {
         let found = try await Resolve.activity(context, activity)
-        let name = Output.cell(found["name"])
-        let result = try await Action.method.call(context, TimerRequest(activityId: Activities.id(found)))
+        let result = try await Action.method.call(context, TimerRequest(activityId: found.id))
         if context.json { return Output.json(result) }
-        Output.line(await Action.describe(result, activity: name, context: context))
+        Output.line(await Action.describe(result, activity: found.name, context: context))
     }
 }
 

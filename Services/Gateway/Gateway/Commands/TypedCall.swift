@@ -51,7 +51,8 @@ extension Patch where Value == String {
 }
 
 extension Documented {
-    /// The request as the body of a paged list call (Listing.swift pages with JSON values).
+    /// The request as a JSON object: the body of a paged list call (Listing.swift pages with
+    /// JSON values); an update's fields beyond its id are the ones it changes.
     func body() throws -> [String: JSONValue] { try JSONValue.from(self).objectValue ?? [:] }
 }
 
