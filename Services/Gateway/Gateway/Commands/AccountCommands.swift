@@ -64,6 +64,7 @@ enum Account {
 
 struct Register: GatewayCommand {
     static let configuration = CommandConfiguration(
+        commandName: "register",
         abstract: "Create an account, then log in.",
         discussion: """
             Usernames are 3–32 characters of a-z 0-9 _ . - ; passwords 8–1024 characters. The \
@@ -138,6 +139,7 @@ struct Register: GatewayCommand {
 
 struct Login: GatewayCommand {
     static let configuration = CommandConfiguration(
+        commandName: "login",
         abstract: "Log in and save the session.",
         discussion: "The session is saved in $LOGBOOK_CONFIG_DIR, else $XDG_CONFIG_HOME/logbook, else ~/.config/logbook (mode 0600).")
 
@@ -162,6 +164,7 @@ struct Login: GatewayCommand {
 
 struct Logout: GatewayCommand {
     static let configuration = CommandConfiguration(
+        commandName: "logout",
         abstract: "Revoke the session on every service and forget it here, with its local data.",
         discussion: """
             Queued writes are sent first when the stack can be reached; if some still are not \
@@ -218,7 +221,7 @@ struct Logout: GatewayCommand {
 }
 
 struct Whoami: GatewayCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the logged-in account.")
+    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the logged-in account.")
 
     @OptionGroup var global: GlobalOptions
 
@@ -283,6 +286,7 @@ struct SettingsTimeZone: GatewayCommand {
 
 struct Passwd: GatewayCommand {
     static let configuration = CommandConfiguration(
+        commandName: "passwd",
         abstract: "Change your password; your other sessions are logged out.",
         discussion: "With --password-stdin, the first line is the current password and the second the new one.")
 

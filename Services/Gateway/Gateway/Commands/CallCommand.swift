@@ -6,6 +6,7 @@ import Wire
 
 struct Call: GatewayCommand {
     static let configuration = CommandConfiguration(
+        commandName: "call",
         abstract: "Send one raw request to a service and print the whole reply.",
         discussion: """
             Examples:

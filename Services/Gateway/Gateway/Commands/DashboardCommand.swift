@@ -12,6 +12,7 @@ import Wire
 
 struct Dashboard: GatewayCommand {
     static let configuration = CommandConfiguration(
+        commandName: "dashboard",
         abstract: "One page: economy, spending, office hours, timers, net worth, latest catch, today's quote.",
         discussion: """
             Asks auth, records, weather-fetcher, analytics and store in parallel, each section \

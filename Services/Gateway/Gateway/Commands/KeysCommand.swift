@@ -8,6 +8,7 @@ import Wire
 
 struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "keys",
         abstract: "CURVE keys for encrypted, authenticated links between machines.",
         subcommands: [KeysGenerate.self])
 }

@@ -9,6 +9,7 @@ import Wire
 
 struct Stack: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stack",
         abstract: "Run the services on this machine.",
         discussion: """
             Data, sockets (run/, mode 0700) and logs live under LOGBOOK_HOME. Only services whose \

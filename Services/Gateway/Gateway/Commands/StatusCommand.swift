@@ -4,6 +4,7 @@ import Wire
 
 struct Status: GatewayCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show every service's version, uptime and round-trip time.",
         discussion: """
             Each service is asked `$srv.info` at once with a 1 s deadline. A service that \

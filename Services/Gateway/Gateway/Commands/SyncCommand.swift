@@ -8,6 +8,7 @@ import Wire
 
 struct Sync: GatewayCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sync",
         abstract: "Send the writes queued while the stack was unreachable (or before you logged in).",
         discussion: """
             Writes are replayed in the order they were made. A write the service refuses is \
