@@ -54,7 +54,9 @@ let services: [ServiceTargets] = [
         folder: "Store", library: "StoreService", executable: "store", dependencies: ["Outbound"],
         testDependencies: ["TestSupport"]),
     ServiceTargets(
-        folder: "Analytics", library: "AnalyticsService", executable: "analytics", testDependencies: ["TestSupport"]),
+        folder: "Analytics", library: "AnalyticsService", executable: "analytics",
+        // the replay binds and steps its hot statements through SQLite's C API (Statements.swift)
+        dependencies: [.product(name: "GRDBSQLite", package: "GRDB.swift")], testDependencies: ["TestSupport"]),
 ]
 
 let package = Package(

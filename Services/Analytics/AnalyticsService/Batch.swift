@@ -9,13 +9,20 @@
 import GRDB
 
 final class ProjectionBatch {
-    struct TallyKey: Hashable {
-        var userId: String
-        var species: String
-        var water: String
-        var dimension: String
-        var bucket: String
-        var bait: String
+    /// A catchTally row's key, each text as its number in `names` (hashing six strings per
+    /// counter change was an eighth of a replay).
+    struct TallyKey: Hashable, Comparable {
+        var userId: UInt32
+        var species: UInt32
+        var water: UInt32
+        var dimension: UInt32
+        var bucket: UInt32
+        var bait: UInt32
+
+        static func < (a: TallyKey, b: TallyKey) -> Bool {
+            (a.userId, a.species, a.water, a.dimension, a.bucket, a.bait)
+                < (b.userId, b.species, b.water, b.dimension, b.bucket, b.bait)
+        }
     }
 
     struct SpendKey: Hashable {
@@ -38,18 +45,56 @@ final class ProjectionBatch {
 
     /// catchTally changes by key.
     private(set) var tally: [TallyKey: Int] = [:]
+    /// The texts of this batch's tally keys, by number, and their numbers.
+    private var names: [String] = []
+    private var numbers: [String: UInt32] = [:]
+    /// `CatchProjection.any`'s number.
+    let anyName: UInt32
     /// Vehicle counter changes by vehicle id; their summaries are refreshed at the end.
     private var vehicles: [String: FuelProjection.Delta] = [:]
     private var spend: [SpendKey: Spend] = [:]
     /// Vehicle owners already read or created in this batch.
     var owners: [String: String] = [:]
 
+    /// The numbers of "status" and of `CatchProjection.dimensions`' keys, in its order.
+    let statusName: UInt32
+    let dimensionNames: [UInt32]
+    /// The statements this batch runs, by their SQL's address (the SQL is a literal).
+    private var statements: [UInt: Bound] = [:]
+
+    init() {
+        let fixed = [CatchProjection.any, "status"] + CatchProjection.dimensions.map(\.key)
+        names = fixed
+        for (number, text) in fixed.enumerated() { numbers[text] = UInt32(number) }
+        anyName = 0
+        statusName = 1
+        dimensionNames = (2..<UInt32(fixed.count)).map { $0 }
+    }
+
+    /// `sql` prepared (from the connection's cache) once per batch.
+    func statement(_ db: Database, _ sql: StaticString) throws -> Bound {
+        let address = UInt(bitPattern: sql.utf8Start)
+        if let statement = statements[address] { return statement }
+        let statement = try Bound(db, sql.description)
+        statements[address] = statement
+        return statement
+    }
+
+    /// The number standing for `text` in this batch's tally keys.
+    func name(_ text: String) -> UInt32 {
+        if let number = numbers[text] { return number }
+        let number = UInt32(names.count)
+        names.append(text)
+        numbers[text] = number
+        return number
+    }
+
     /// A catch's contribution to one counter, at the four levels `analytics.suggest` reads:
     /// its species and water, its species in any water, any species in its water, and all
     /// (`CatchProjection.any` in the column summed over). A query then reads its own rows,
     /// as many as there are buckets and baits, however many catches there are.
     func count(_ key: TallyKey, _ sign: Int) {
-        let any = CatchProjection.any
+        let any = anyName
         var k = key
         tally[k, default: 0] += sign
         k.water = any
@@ -80,31 +125,52 @@ final class ProjectionBatch {
         change(&spend[SpendKey(vehicleId: vehicleId, currency: currency), default: Spend(userId: userId)])
     }
 
+    private func bind(_ statement: Bound, _ key: TallyKey, from first: Int32) {
+        statement.bind(first, names[Int(key.userId)])
+        statement.bind(first + 1, names[Int(key.species)])
+        statement.bind(first + 2, names[Int(key.water)])
+        statement.bind(first + 3, names[Int(key.dimension)])
+        statement.bind(first + 4, names[Int(key.bucket)])
+        statement.bind(first + 5, names[Int(key.bait)])
+    }
+
     /// Writes everything gathered and starts empty.
     func flush(_ db: Database) throws {
-        for (key, n) in tally where n != 0 {
-            let arguments: StatementArguments = [key.userId, key.species, key.water, key.dimension, key.bucket, key.bait]
-            if n > 0 {
-                try db.execute(
-                    cached: """
-                        INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, ?)
+        if !tally.isEmpty {
+            // in key order: a user's rows are next to each other in catchTally's b-tree
+            let changes = tally.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+            for (key, n) in changes {
+                if n > 0 {
+                    let s = try statement(
+                        db,
+                        """
+                        INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT (userId, species, water, dimension, bucket, bait) DO UPDATE SET n = n + excluded.n
-                        """,
-                    arguments: arguments + [n])
-            } else {
-                // the CHECK (n >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
-                try db.execute(
-                    cached: """
-                        UPDATE catchTally SET n = n + ? WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
-                            AND bucket = ? AND bait = ?
-                        """,
-                    arguments: [n] + arguments)
-                try db.execute(
-                    cached: """
+                        """)
+                    bind(s, key, from: 1)
+                    s.bind(7, n)
+                    try s.run()
+                } else {
+                    // the CHECK (n >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
+                    let t = try statement(
+                        db,
+                        """
+                        UPDATE catchTally SET n = n + ? WHERE userId = ? AND species = ? AND water = ?
+                            AND dimension = ? AND bucket = ? AND bait = ?
+                        """)
+                    let d = try statement(
+                        db,
+                        """
                         DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
                             AND bucket = ? AND bait = ? AND n = 0
-                        """,
-                    arguments: arguments)
+                        """)
+                    t.bind(1, n)
+                    bind(t, key, from: 2)
+                    try t.run()
+                    bind(d, key, from: 1)
+                    try d.run()
+                }
             }
         }
         tally.removeAll(keepingCapacity: true)

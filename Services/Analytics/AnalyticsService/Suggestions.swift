@@ -40,16 +40,21 @@ enum CatchProjection {
         var latitude: Double?
         var longitude: Double?
 
-        init(row: Row) {
-            id = row["id"]
-            userId = row["userId"]
-            species = row["species"]
-            water = row["water"]
-            bait = row["bait"]
-            caughtAt = row["caughtAt"]
-            latitude = row["latitude"]
-            longitude = row["longitude"]
+        /// A row of `Fish.select`.
+        init(_ row: Bound.Columns) {
+            id = row.string(0)
+            userId = row.string(1)
+            species = row.string(2)
+            water = row.string(3)
+            bait = row.string(4)
+            caughtAt = row.int64OrNil(5)
+            latitude = row.double(6)
+            longitude = row.double(7)
         }
+
+        static let select: StaticString = """
+            SELECT id, userId, species, water, bait, caughtAt, latitude, longitude FROM fishCatch WHERE id = ?
+            """
 
         init(userId: String, _ fish: Catch) {
             id = fish.id
@@ -65,41 +70,46 @@ enum CatchProjection {
         var placeAndTime: [Double?] { [caughtAt.map(Double.init), latitude, longitude] }
     }
 
+    /// A `catchConditions` row: the weather-fetcher's latest answer for a catch.
     struct Answer {
         var ready: Bool
+        var reason: String? = nil
         var hour: Int64?
         var latitude: Double?
         var longitude: Double?
         var water: String?
-        var buckets: [String: String]
+        /// By `dimensions`' order.
+        var buckets: [String?]
 
-        /// The answer a `catchConditions` row holds once `values` (its columns from status on,
-        /// in `replaceAnswer`'s order) are stored.
-        init(values: [(any DatabaseValueConvertible)?]) {
-            ready = (values[0] as? String) == "ready"
-            hour = values[2] as? Int64
-            latitude = values[3] as? Double
-            longitude = values[4] as? Double
-            water = values[15] as? String
-            var buckets: [String: String] = [:]
-            for (i, (key, _)) in CatchProjection.dimensions.enumerated() {
-                if let value = values[5 + i] as? String { buckets[key] = value }
-            }
+        init(
+            ready: Bool, reason: String?, hour: Int64?, latitude: Double?, longitude: Double?, water: String?,
+            buckets: [String?]
+        ) {
+            self.ready = ready
+            self.reason = reason
+            self.hour = hour
+            self.latitude = latitude
+            self.longitude = longitude
+            self.water = water
             self.buckets = buckets
         }
 
-        init(row: Row) {
-            ready = (row["status"] as String) == "ready"
-            hour = row["hour"]
-            latitude = row["latitude"]
-            longitude = row["longitude"]
-            water = row["water"]
-            var buckets: [String: String] = [:]
-            for (key, _) in CatchProjection.dimensions {
-                if let value = row[key] as String? { buckets[key] = value }
-            }
-            self.buckets = buckets
+        /// A row of `Answer.select`.
+        init(_ row: Bound.Columns) {
+            ready = row.string(0) == "ready"
+            reason = row.string(orNil: 1)
+            hour = row.int64OrNil(2)
+            latitude = row.double(3)
+            longitude = row.double(4)
+            water = row.string(orNil: 5)
+            buckets = (0..<Int32(CatchProjection.dimensions.count)).map { row.string(orNil: 6 + $0) }
         }
+
+        static let select: StaticString = """
+            SELECT status, reason, hour, latitude, longitude, water, temperatureBand, pressureBand, pressureTrend,
+                windForce, windDirection, sky, timeOfDay, moonPhase, tidePhase, tideHeight
+            FROM catchConditions WHERE catchId = ?
+            """
 
         var placed: Bool { hour != nil || latitude != nil || longitude != nil }
 
@@ -129,38 +139,58 @@ enum CatchProjection {
         return trimmed.isEmpty ? "(none)" : trimmed
     }
 
-    /// What one catch adds to the counters: its status and, when ready, its buckets.
-    static func contribution(_ fish: Fish, _ answer: Answer?) -> [(String, String)] {
-        guard let answer, answer.matches(fish) else { return [("status", "pending")] }
-        guard answer.ready else { return [("status", "unavailable")] }
-        return [("status", "ready")] + dimensions.compactMap { key, _ in answer.buckets[key].map { (key, $0) } }
+    /// What one catch adds to the counters: its status and, when ready, its buckets (each
+    /// a `dimensions` index and a bucket).
+    static func contribution(_ fish: Fish, _ answer: Answer?, _ each: (_ status: String?, Int, String) -> Void) {
+        guard let answer, answer.matches(fish) else { return each("pending", 0, "") }
+        guard answer.ready else { return each("unavailable", 0, "") }
+        each("ready", 0, "")
+        for (i, bucket) in answer.buckets.enumerated() {
+            if let bucket { each(nil, i, bucket) }
+        }
     }
 
     /// Takes the catch's contribution out (sign -1) or puts it in (+1); written when the batch ends.
     private static func count(_ batch: ProjectionBatch, _ fish: Fish, _ answer: Answer?, sign: Int) {
-        for (dimension, bucket) in contribution(fish, answer) {
-            batch.count(
-                ProjectionBatch.TallyKey(
-                    userId: fish.userId, species: fish.species, water: fish.water, dimension: dimension, bucket: bucket,
-                    bait: fish.bait), sign)
+        var key = ProjectionBatch.TallyKey(
+            userId: batch.name(fish.userId), species: batch.name(fish.species), water: batch.name(fish.water),
+            dimension: 0, bucket: 0, bait: batch.name(fish.bait))
+        contribution(fish, answer) { status, dimension, bucket in
+            if let status {
+                key.dimension = batch.statusName
+                key.bucket = batch.name(status)
+            } else {
+                key.dimension = batch.dimensionNames[dimension]
+                key.bucket = batch.name(bucket)
+            }
+            batch.count(key, sign)
         }
     }
 
-    private static func fish(_ db: Database, id: String) throws -> Fish? {
-        try Row.fetchOne(db, cached: "SELECT * FROM fishCatch WHERE id = ?", arguments: [id]).map(Fish.init(row:))
+    private static func fish(_ db: Database, id: String, batch: ProjectionBatch) throws -> Fish? {
+        let select = try batch.statement(db, Fish.select)
+        select.bind(1, id)
+        return try select.first(Fish.init)
     }
 
-    private static func answer(_ db: Database, catchId: String) throws -> Answer? {
-        try Row.fetchOne(db, cached: "SELECT * FROM catchConditions WHERE catchId = ?", arguments: [catchId])
-            .map(Answer.init(row:))
+    private static func answer(_ db: Database, catchId: String, batch: ProjectionBatch) throws -> Answer? {
+        let select = try batch.statement(db, Answer.select)
+        select.bind(1, catchId)
+        return try select.first(Answer.init)
+    }
+
+    private static func forget(_ db: Database, catchId: String, batch: ProjectionBatch) throws {
+        let delete = try batch.statement(db, "DELETE FROM catchConditions WHERE catchId = ?")
+        delete.bind(1, catchId)
+        try delete.run()
     }
 
     // MARK: Events
 
     static func putCatch(_ db: Database, userId: String, _ payload: Catch, batch: ProjectionBatch) throws {
         let new = Fish(userId: userId, payload)
-        var answer = try answer(db, catchId: new.id)
-        if let old = try fish(db, id: new.id) {
+        var answer = try answer(db, catchId: new.id, batch: batch)
+        if let old = try fish(db, id: new.id, batch: batch) {
             guard old.userId == userId else { return }
             count(batch, old, answer, sign: -1)
             // An unavailable answer without a place cannot be checked against an edit: it
@@ -168,26 +198,35 @@ enum CatchProjection {
             if let stale = answer, !stale.ready, !stale.placed,
                 old.placeAndTime != new.placeAndTime || old.water != new.water
             {
-                try db.execute(cached: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [new.id])
+                try forget(db, catchId: new.id, batch: batch)
                 answer = nil
             }
         }
-        try db.execute(
-            cached: """
-                INSERT INTO fishCatch (id, userId, species, water, bait, caughtAt, latitude, longitude)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET species = excluded.species, water = excluded.water, bait = excluded.bait,
-                    caughtAt = excluded.caughtAt, latitude = excluded.latitude, longitude = excluded.longitude
-                """,
-            arguments: [new.id, userId, new.species, new.water, new.bait, new.caughtAt, new.latitude, new.longitude])
+        let upsert = try batch.statement(
+            db,
+            """
+            INSERT INTO fishCatch (id, userId, species, water, bait, caughtAt, latitude, longitude)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET species = excluded.species, water = excluded.water, bait = excluded.bait,
+                caughtAt = excluded.caughtAt, latitude = excluded.latitude, longitude = excluded.longitude
+            """)
+        upsert.bind(1, new.id)
+        upsert.bind(2, userId)
+        upsert.bind(3, new.species)
+        upsert.bind(4, new.water)
+        upsert.bind(5, new.bait)
+        upsert.bind(6, new.caughtAt)
+        upsert.bind(7, new.latitude)
+        upsert.bind(8, new.longitude)
+        try upsert.run()
         count(batch, new, answer, sign: 1)
     }
 
     static func deleteCatch(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
-        guard let old = try fish(db, id: id), old.userId == userId else { return }
-        count(batch, old, try answer(db, catchId: id), sign: -1)
+        guard let old = try fish(db, id: id, batch: batch), old.userId == userId else { return }
+        count(batch, old, try answer(db, catchId: id, batch: batch), sign: -1)
         try db.execute(cached: "DELETE FROM fishCatch WHERE id = ?", arguments: [id])
-        try db.execute(cached: "DELETE FROM catchConditions WHERE catchId = ?", arguments: [id])
+        try forget(db, catchId: id, batch: batch)
     }
 
     static func conditionsReady(
@@ -196,11 +235,13 @@ enum CatchProjection {
         let c = payload.conditions
         try replaceAnswer(
             db, catchId: payload.catchId, userId: userId, batch: batch,
-            values: [
-                "ready", nil, c.hour.ms, c.latitude, c.longitude, c.temperatureBand, c.pressureBand, c.pressureTrend,
-                c.beaufort.map { "\($0) Bft" }, c.windDirection, c.sky, c.timeOfDay, c.moonPhase, c.tidePhase,
-                c.tideHeightBand, c.water?.rawValue,
-            ])
+            Answer(
+                ready: true, reason: nil, hour: c.hour.ms, latitude: c.latitude, longitude: c.longitude,
+                water: c.water?.rawValue,
+                buckets: [
+                    c.temperatureBand, c.pressureBand, c.pressureTrend, c.beaufort.map { "\($0) Bft" }, c.windDirection,
+                    c.sky, c.timeOfDay, c.moonPhase, c.tidePhase, c.tideHeightBand,
+                ]))
     }
 
     static func conditionsUnavailable(
@@ -208,28 +249,37 @@ enum CatchProjection {
     ) throws {
         try replaceAnswer(
             db, catchId: payload.catchId, userId: userId, batch: batch,
-            values: [
-                "unavailable", payload.reason, payload.hour?.ms, payload.latitude, payload.longitude,
-                nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, payload.water?.rawValue,
-            ])
+            Answer(
+                ready: false, reason: payload.reason, hour: payload.hour?.ms, latitude: payload.latitude,
+                longitude: payload.longitude, water: payload.water?.rawValue,
+                buckets: Array(repeating: nil, count: dimensions.count)))
     }
 
     private static func replaceAnswer(
-        _ db: Database, catchId: String, userId: String?, batch: ProjectionBatch,
-        values: [(any DatabaseValueConvertible)?]
+        _ db: Database, catchId: String, userId: String?, batch: ProjectionBatch, _ new: Answer
     ) throws {
-        var fish = try fish(db, id: catchId)
+        var fish = try fish(db, id: catchId, batch: batch)
         if let f = fish, let userId, f.userId != userId { fish = nil }
-        if let fish { count(batch, fish, try answer(db, catchId: catchId), sign: -1) }
-        try db.execute(
-            cached: """
-                INSERT OR REPLACE INTO catchConditions (catchId, userId, status, reason, hour, latitude, longitude,
-                    temperatureBand, pressureBand, pressureTrend, windForce, windDirection, sky, timeOfDay, moonPhase,
-                    tidePhase, tideHeight, water)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: StatementArguments([catchId, userId ?? fish?.userId] + values))
-        if let fish { count(batch, fish, Answer(values: values), sign: 1) }
+        if let fish { count(batch, fish, try answer(db, catchId: catchId, batch: batch), sign: -1) }
+        let replace = try batch.statement(
+            db,
+            """
+            INSERT OR REPLACE INTO catchConditions (catchId, userId, status, reason, hour, latitude, longitude,
+                temperatureBand, pressureBand, pressureTrend, windForce, windDirection, sky, timeOfDay, moonPhase,
+                tidePhase, tideHeight, water)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        replace.bind(1, catchId)
+        replace.bind(2, userId ?? fish?.userId)
+        replace.bind(3, new.ready ? "ready" : "unavailable")
+        replace.bind(4, new.reason)
+        replace.bind(5, new.hour)
+        replace.bind(6, new.latitude)
+        replace.bind(7, new.longitude)
+        for (i, bucket) in new.buckets.enumerated() { replace.bind(8 + Int32(i), bucket) }
+        replace.bind(18, new.water)
+        try replace.run()
+        if let fish { count(batch, fish, new, sign: 1) }
     }
 }
 
