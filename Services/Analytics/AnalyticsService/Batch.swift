@@ -56,6 +56,15 @@ final class ProjectionBatch {
     /// Vehicle owners already read or created in this batch.
     var owners: [String: String] = [:]
 
+    /// A vehicle's last fill-up in walk order (nil: none) and the walk's state after it.
+    struct Tail {
+        var key: FillKey?
+        var state: FuelState
+    }
+
+    /// Vehicles' last fill-ups as this batch left them, while only appends touched them.
+    var tails: [String: Tail] = [:]
+
     /// The numbers of "status" and of `CatchProjection.dimensions`' keys, in its order.
     let statusName: UInt32
     let dimensionNames: [UInt32]
