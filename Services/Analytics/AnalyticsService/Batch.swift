@@ -9,7 +9,7 @@
 import GRDB
 
 final class ProjectionBatch {
-    /// A catchTally row's key, each text as its number in `names` (hashing six strings per
+    /// A catchTally row's key, each text as its number in `texts` (hashing six strings per
     /// counter change was an eighth of a replay).
     struct TallyKey: Hashable, Comparable {
         var userId: UInt32
@@ -45,9 +45,12 @@ final class ProjectionBatch {
 
     /// catchTally changes by key.
     private(set) var tally: [TallyKey: Int] = [:]
-    /// The texts of this batch's tally keys, by number, and their numbers.
-    private var names: [String] = []
+    /// The numbers of this batch's tally key texts.
     private var numbers: [String: UInt32] = [:]
+    /// The texts by number, as UTF-8 held in place for the whole batch, so that a tally row
+    /// binds its six texts without SQLite copying each (a malloc and a free per text, and
+    /// their locks).
+    private var texts: [UnsafeBufferPointer<CChar>] = []
     /// `CatchProjection.any`'s number.
     let anyName: UInt32
     /// Vehicle counter changes by vehicle id; their summaries are refreshed at the end.
@@ -73,8 +76,8 @@ final class ProjectionBatch {
 
     init() {
         let fixed = [CatchProjection.any, "status"] + CatchProjection.dimensions.map(\.key)
-        names = fixed
         for (number, text) in fixed.enumerated() { numbers[text] = UInt32(number) }
+        texts = fixed.map(Self.hold)
         anyName = 0
         statusName = 1
         dimensionNames = (2..<UInt32(fixed.count)).map { $0 }
@@ -92,10 +95,24 @@ final class ProjectionBatch {
     /// The number standing for `text` in this batch's tally keys.
     func name(_ text: String) -> UInt32 {
         if let number = numbers[text] { return number }
-        let number = UInt32(names.count)
-        names.append(text)
+        let number = UInt32(texts.count)
         numbers[text] = number
+        texts.append(Self.hold(text))
         return number
+    }
+
+    private static func hold(_ text: String) -> UnsafeBufferPointer<CChar> {
+        let utf8 = Array(text.utf8)
+        // never empty: SQLite binds a nil pointer as NULL, and '' (CatchProjection.any) is a key
+        let buffer = UnsafeMutableBufferPointer<CChar>.allocate(capacity: max(1, utf8.count))
+        for (i, byte) in utf8.enumerated() { buffer[i] = CChar(bitPattern: byte) }
+        return UnsafeBufferPointer(start: buffer.baseAddress, count: utf8.count)
+    }
+
+    deinit {
+        // no statement may keep pointing at the texts (they stay in the connection's cache)
+        for statement in statements.values { statement.clear() }
+        for text in texts { UnsafeMutableRawPointer(mutating: text.baseAddress!).deallocate() }
     }
 
     /// A catch's contribution to one counter, at the four levels `analytics.suggest` reads:
@@ -135,12 +152,12 @@ final class ProjectionBatch {
     }
 
     private func bind(_ statement: Bound, _ key: TallyKey, from first: Int32) {
-        statement.bind(first, names[Int(key.userId)])
-        statement.bind(first + 1, names[Int(key.species)])
-        statement.bind(first + 2, names[Int(key.water)])
-        statement.bind(first + 3, names[Int(key.dimension)])
-        statement.bind(first + 4, names[Int(key.bucket)])
-        statement.bind(first + 5, names[Int(key.bait)])
+        statement.bind(first, static: texts[Int(key.userId)])
+        statement.bind(first + 1, static: texts[Int(key.species)])
+        statement.bind(first + 2, static: texts[Int(key.water)])
+        statement.bind(first + 3, static: texts[Int(key.dimension)])
+        statement.bind(first + 4, static: texts[Int(key.bucket)])
+        statement.bind(first + 5, static: texts[Int(key.bait)])
     }
 
     /// Writes everything gathered and starts empty.

@@ -59,6 +59,15 @@ struct Bound {
         }
     }
 
+    /// Binds text SQLite does not copy (SQLITE_STATIC): it must stay in place until the
+    /// parameter is bound again or the bindings are cleared (`clear`).
+    func bind(_ index: Int32, static text: UnsafeBufferPointer<CChar>) {
+        sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), nil)
+    }
+
+    /// Forgets every binding (before text bound with `static:` goes away).
+    func clear() { sqlite3_clear_bindings(handle) }
+
     func bind(_ index: Int32, _ text: String?) {
         if let text { bind(index, text) } else { sqlite3_bind_null(handle, index) }
     }
