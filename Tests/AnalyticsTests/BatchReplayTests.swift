@@ -175,6 +175,74 @@ import Wire
         }
     }
 
+    /// Property: whatever the batch sizes and however the two streams interleave, a batch
+    /// stores what one event at a time stores (fixed budget: four histories, random cuts).
+    @Test(arguments: [5, 6, 7, 8] as [UInt64])
+    func anyCutIntoBatchesStoresWhatOneEventAtATimeStores(seed: UInt64) async throws {
+        let h = try await live(history(seed: seed))
+        let expected = try await dump(h)
+        var streams = [("records", h.events["records"] ?? []), ("weather-fetcher", h.events["weather-fetcher"] ?? [])]
+        var random = SplitMix(seed: seed &* 31)
+        var schedule: [(String, [Event])] = []
+        while streams.contains(where: { !$0.1.isEmpty }) {
+            let i = streams[0].1.isEmpty ? 1 : streams[1].1.isEmpty ? 0 : random.next(below: 2)
+            let size = min(streams[i].1.count, [1, 2, 7, 40, 150][random.next(below: 5)])
+            schedule.append((streams[i].0, Array(streams[i].1.prefix(size))))
+            streams[i].1.removeFirst(size)
+        }
+        let batched = try await dump(replay(schedule, batched: true))
+        let single = try await dump(replay(schedule, batched: false))
+        for table in expected.keys.sorted() {
+            #expect(batched[table] == single[table], "\(table)")
+        }
+        for table in ["vehicle", "fill", "fuelSpend"] {
+            #expect(batched[table] == expected[table], "\(table)")
+        }
+    }
+
+    /// One vehicle's fill-ups in one batch, going in and out of the append path: appends,
+    /// fill-ups on the same day and odometer ordered by id as SQLite orders them (bytes: "f10"
+    /// before "f9"), one dated before the last, an edit and a delete of the last one, appends
+    /// again, a fill-up for a vehicle of another user, a volume of 0, and an unreadable one.
+    @Test func appendsAndEverythingElseInOneBatch() async throws {
+        func event(_ seq: Int64, _ type: String, _ data: JSONValue, user: String = "alice") -> Event {
+            Event(seq: seq, type: type, userId: user, at: day(10), data: data)
+        }
+        let events = [
+            event(1, "vehicle.created", vehicle("v1")),
+            event(2, "vehicle.created", vehicle("v2"), user: "bob"),
+            event(3, "fillup.created", fillup("f1", date: day(1), odometer: 1000, volume: 10, totalMinor: 400)),
+            event(4, "fillup.created", fillup("f2", date: day(2), odometer: 1300, volume: 12, totalMinor: 500, full: false)),
+            event(5, "fillup.created", fillup("f9", date: day(3), odometer: 1600, volume: 11, totalMinor: 450)),
+            event(6, "fillup.created", fillup("f10", date: day(3), odometer: 1600, volume: 3, totalMinor: 90)),
+            event(7, "fillup.created", fillup("f11", date: day(3), odometer: 1600, volume: 2, totalMinor: 80)),
+            event(8, "fillup.created", fillup("f3", date: day(2.5), odometer: 1450, volume: 5, totalMinor: 200)),
+            event(9, "fillup.created", fillup("f4", date: day(4), odometer: 1900, volume: 10, totalMinor: 420)),
+            event(10, "fillup.updated", fillup("f4", date: day(4), odometer: 1950, volume: 9, totalMinor: 400)),
+            event(11, "fillup.created", fillup("f5", date: day(5), odometer: 2200, volume: 10, totalMinor: 410)),
+            event(12, "fillup.deleted", ["id": "f5", "userId": "alice", "vehicleId": "v1"]),
+            event(13, "fillup.created", fillup("f6", date: day(6), odometer: 2500, volume: 0, totalMinor: 0)),
+            event(14, "fillup.created", fillup("f7", vehicle: "v2", date: day(6), odometer: 2600, volume: 8, totalMinor: 300)),
+            event(15, "fillup.created", ["id": "f8", "vehicleId": "v1", "volume": "a lot"]),
+            event(16, "fillup.created", fillup("f12", date: day(7), trip: 300, volume: 10, totalMinor: 420)),
+            event(17, "fillup.created", fillup("f13", date: day(8), odometer: 3100, volume: 10, totalMinor: 430, missed: true)),
+            event(18, "fillup.created", fillup("f14", date: day(9), odometer: 3400, volume: 10, totalMinor: 430, currency: "EUR")),
+        ]
+        let batched = try Harness(), single = try Harness()
+        try await DatabaseEventSink(
+            producer: "records", writer: batched.service.host.database, batch: batched.service.batchHandler(for: "records")
+        ).apply(events)
+        let one = single.service.handler(for: "records")
+        for event in events {
+            try await DatabaseEventSink(producer: "records", writer: single.service.host.database, handler: one).apply([event])
+        }
+        let got = try await dump(batched), want = try await dump(single)
+        #expect(got == want)
+        // the fill-ups that count: f1, f2, f9, f10, f11, f3, f4, f12, f13, f14
+        #expect(want["fill"]?.count == 10)
+        #expect(try await batched.call("analytics.fuel.stats", ["vehicleId": "v1"]) == (try await single.call("analytics.fuel.stats", ["vehicleId": "v1"])))
+    }
+
     /// The consumer's handler (with its skip-unreadable rule) gives the same state as the
     /// live path, and a database error in a batch leaves nothing of it behind.
     @Test func consumerHandlerMatchesAndAFailedBatchLeavesNothing() async throws {
