@@ -146,7 +146,7 @@ public enum WireTime {
     }
 
     /// The proleptic Gregorian date of a day counted from 1970-01-01 (day 0).
-    static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    public static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
