@@ -9,6 +9,23 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// How release executables are linked: with lld and packed relative relocations (DT_RELR,
+/// glibc 2.36+) instead of gold's 24-byte RELA entry per pointer, and without exporting
+/// every symbol. A static executable has about 90,000 pointers to fix at start (the RELA
+/// table alone was 2 MiB of every process's memory) and exported 15,600 symbols, whose
+/// table and hash the dynamic loader walks for each symbol a shared library looks up; lld
+/// also keeps read-only data out of the code segment the kernel maps ahead. Idle RSS of
+/// auth 31.4 -> 25.6 MiB (docs/operations.md, "Performance"). Debug builds (the tests) keep
+/// the default linker.
+let executableLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(
+        [
+            "-Xclang-linker", "-fuse-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+            "-Xlinker", "--no-export-dynamic",
+        ],
+        .when(configuration: .release))
+]
+
 /// A service: `Services/<folder>/<library>` holds its logic, `Services/<folder>/<executable>`
 /// its main, `Tests/<tests>` its tests. Every service library imports the runtime, the wire
 /// types, storage, GRDB, logging and service lifecycle; `dependencies` adds its own.
@@ -34,7 +51,7 @@ struct ServiceTargets {
                 swiftSettings: swiftSettings),
             .executableTarget(
                 name: executable, dependencies: [.target(name: library)], path: "Services/\(folder)/\(executable)",
-                swiftSettings: swiftSettings),
+                swiftSettings: swiftSettings, linkerSettings: executableLinkerSettings),
             .testTarget(
                 name: tests, dependencies: [.target(name: library)] + testDependencies, path: "Tests/\(tests)",
                 swiftSettings: swiftSettings),
@@ -96,7 +113,9 @@ let package = Package(
             name: "CVips", path: "Shared/CVips", pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]),
         // Non-variadic C wrappers: Swift cannot call libvips's NULL-terminated option lists.
-        .target(name: "CVipsShim", dependencies: ["CVips"], path: "Shared/CVipsShim"),
+        // libvips is opened with dlopen on the first photo, not linked (vips_shim.c says why);
+        // CVips (its headers) is for the test fixtures that draw images.
+        .target(name: "CVipsShim", path: "Shared/CVipsShim", linkerSettings: [.linkedLibrary("dl")]),
 
         // MARK: Shared libraries
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ", swiftSettings: swiftSettings),
@@ -143,7 +162,7 @@ let package = Package(
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
         .executableTarget(
             name: "logbook", dependencies: ["Gateway"], path: "Services/Gateway/logbook",
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings, linkerSettings: executableLinkerSettings),
 
         // MARK: The HTTP edge: HTTP/JSON in front of the services (a client of them, like the CLI)
         .target(
@@ -162,7 +181,7 @@ let package = Package(
             path: "Services/HTTPGateway/HTTPGateway", swiftSettings: swiftSettings),
         .executableTarget(
             name: "logbook-http", dependencies: ["HTTPGateway"], path: "Services/HTTPGateway/logbook-http",
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings, linkerSettings: executableLinkerSettings),
         .testTarget(
             name: "HTTPGatewayTests", dependencies: ["HTTPGateway", "Wire", "Runtime"], path: "Tests/HTTPGatewayTests",
             swiftSettings: swiftSettings),
@@ -174,7 +193,7 @@ let package = Package(
                 "Runtime", "ZMQ", "AuthService", "RecordsService", "AnalyticsService", "Imaging", "ImagingFixtures", "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Tests/Benchmarks", swiftSettings: swiftSettings),
+            path: "Tests/Benchmarks", swiftSettings: swiftSettings, linkerSettings: executableLinkerSettings),
 
         // MARK: Fuzzing (deploy/fuzz.sh: libFuzzer with -sanitize=fuzzer; a normal build replays inputs)
         .executableTarget(

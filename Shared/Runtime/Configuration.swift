@@ -112,7 +112,8 @@ public struct StackConfiguration: Sendable, Equatable {
 
     /// The name of a service's setting: LOGBOOK_<SERVICE>_<SUFFIX>.
     public static func key(_ service: String, _ suffix: String) -> String {
-        "LOGBOOK_" + service.uppercased().replacingOccurrences(of: "-", with: "_") + "_" + suffix
+        // (not Foundation's replacingOccurrences: every command builds a dozen of these)
+        "LOGBOOK_" + String(service.uppercased().map { $0 == "-" ? "_" : $0 }) + "_" + suffix
     }
 
     /// True when the service's endpoint is set explicitly (it may run on another host).

@@ -205,22 +205,28 @@ public final class Socket {
         }
     }
 
-    /// Waits until this socket is readable or `timeoutMs` passes (-1 waits forever);
-    /// `fd`, when given, is a plain file descriptor polled alongside (a wake-up pipe).
-    /// Returns (socket readable, fd readable).
-    public func poll(timeoutMs: Int, alsoFD fd: Int32? = nil) throws -> (socket: Bool, fd: Bool) {
-        var items = [zmq_pollitem_t(socket: raw, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)]
+    /// Waits until this socket is readable (with `writable`, also until it can take a
+    /// message) or `timeoutMs` passes (-1 waits forever); `fd`, when given, is a plain file
+    /// descriptor polled alongside (a wake-up pipe). Returns (socket readable, fd readable,
+    /// socket writable when asked).
+    /// `writable` lets a sender holding a backlog sleep until the peer's connection is up
+    /// instead of retrying on a timer.
+    public func poll(timeoutMs: Int, alsoFD fd: Int32? = nil, writable: Bool = false) throws -> (
+        socket: Bool, fd: Bool, writable: Bool
+    ) {
+        let socketEvents = Int16(ZMQ_POLLIN) | (writable ? Int16(ZMQ_POLLOUT) : 0)
+        var items = [zmq_pollitem_t(socket: raw, fd: 0, events: socketEvents, revents: 0)]
         if let fd {
             items.append(zmq_pollitem_t(socket: nil, fd: fd, events: Int16(ZMQ_POLLIN), revents: 0))
         }
         let rc = zmq_poll(&items, Int32(items.count), timeoutMs)
         if rc < 0 {
             let error = ZMQError.last("zmq_poll")
-            if error.errno == EINTR { return (false, false) }
+            if error.errno == EINTR { return (false, false, false) }
             throw error
         }
         let socketReady = items[0].revents & Int16(ZMQ_POLLIN) != 0
         let fdReady = items.count > 1 && items[1].revents & Int16(ZMQ_POLLIN) != 0
-        return (socketReady, fdReady)
+        return (socketReady, fdReady, items[0].revents & Int16(ZMQ_POLLOUT) != 0)
     }
 }

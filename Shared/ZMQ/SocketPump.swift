@@ -172,6 +172,10 @@ public final class SocketPump: Sendable {
         guard socket != nil else { return }
 
         var backlog: [Pending] = []
+        /// libzmq said the socket could take a message and the backlog still did not move
+        /// (a ROUTER at its high-water mark reports writable): retry on the timer instead of
+        /// waking at once again.
+        var stalled = false
         let clock = ContinuousClock()
         while true {
             guard let current = socket else {
@@ -187,10 +191,14 @@ public final class SocketPump: Sendable {
             // announcement (whose sender saw the thread awake and did not write) is taken
             // now instead of sleeping on it.
             parked.store(true, ordering: .sequentiallyConsistent)
+            // A backlog (a DEALER's first request while its connection is being set up)
+            // wakes the thread as soon as the socket can take it; the 5 ms timer only
+            // expires messages and covers a stalled backlog.
             let timeout = hasCommands ? 0 : backlog.isEmpty ? -1 : 5
-            let readiness: (socket: Bool, fd: Bool)
+            let readiness: (socket: Bool, fd: Bool, writable: Bool)
             do {
-                readiness = try current.poll(timeoutMs: timeout, alsoFD: wakeRead)
+                readiness = try current.poll(
+                    timeoutMs: timeout, alsoFD: wakeRead, writable: !backlog.isEmpty && !stalled)
             } catch {
                 parked.store(false, ordering: .sequentiallyConsistent)
                 onEvent(.failed("\(error)"))
@@ -212,6 +220,7 @@ public final class SocketPump: Sendable {
             if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
             if !backlog.isEmpty, let current = socket {
                 let now = clock.now
+                let waiting = backlog.count
                 backlog = backlog.compactMap { item in
                     if let expires = item.expires, expires < now {
                         onEvent(.dropped(tag: item.tag, reason: "expired before a peer could take it"))
@@ -219,6 +228,9 @@ public final class SocketPump: Sendable {
                     }
                     return trySend(item, on: current, onEvent: onEvent) ? nil : item
                 }
+                stalled = readiness.writable && !backlog.isEmpty && backlog.count == waiting
+            } else {
+                stalled = false
             }
         }
     }

@@ -7,6 +7,42 @@ import Wire
 
 @testable import Gateway
 
+@Suite("local times in tables")
+struct LocalTimeTextTests {
+    @Test("written as DateFormatter writes them, in zones with half- and quarter-hour offsets and DST")
+    func agreesWithDateFormatter() throws {
+        let zones = [
+            "UTC", "Europe/Oslo", "America/St_Johns", "Asia/Kathmandu", "Australia/Lord_Howe", "Pacific/Kiritimati",
+            "America/Los_Angeles", "Pacific/Pago_Pago",
+        ].compactMap(TimeZone.init(identifier:))
+        #expect(zones.count == 8)
+        var state: UInt64 = 0x5eed
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        var dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -0.5), Date(timeIntervalSince1970: 59.999)]
+        for _ in 0..<1_500 {
+            // 1600 to 2400, with milliseconds
+            let ms = -11_676_096_000_000 + Int64(next() % 25_245_000_000_000)
+            dates.append(Date(ms: ms))
+        }
+        for zone in zones {
+            for (i, date) in dates.enumerated() where i % 4 == 0 || zone.identifier == "Europe/Oslo" {
+                for seconds in [false, true] {
+                    #expect(
+                        TimeText.local(date, timeZone: zone, seconds: seconds)
+                            == TimeText.formatted(date, timeZone: zone, seconds: seconds),
+                        "\(zone.identifier) \(date.timeIntervalSince1970)")
+                }
+            }
+        }
+    }
+}
+
 @Suite("money on the command line")
 struct MoneyTests {
     @Test("decimals become exact minor units with the currency's exponent")

@@ -3,7 +3,7 @@ import Contracts
 import Foundation
 import Testing
 import TestSupport
-import Wire
+@testable import Wire
 
 @Suite struct WireTests {
     @Test func idsAreValidUUIDv7AndStrictlyIncreasing() {
@@ -24,6 +24,79 @@ import Wire
         #expect(WireTime.format(fractional) == "2026-05-01T14:45:00.250Z")
         #expect(WireTime.parse("2026-05-01 14:45") == nil)
         #expect(WireTime.parse("yesterday") == nil)
+    }
+}
+
+/// WireTime writes and reads the common forms from their digits; Foundation's ISO 8601
+/// style, which it replaced on that path, is the oracle here.
+@Suite struct WireTimeDigitsTests {
+    static let plain = Date.ISO8601FormatStyle(timeZone: .gmt)
+    static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+
+    /// What Foundation writes for the same millisecond (the code before).
+    static func foundationText(ms totalMs: Int64) -> String {
+        var seconds = totalMs / 1000
+        var ms = totalMs % 1000
+        if ms < 0 {
+            ms += 1000
+            seconds -= 1
+        }
+        let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(plain)
+        guard ms > 0 else { return whole }
+        return String(whole.dropLast()) + "." + String(String(ms + 1000).dropFirst()) + "Z"
+    }
+
+    static func foundationParse(_ text: String) -> Date? {
+        (try? plain.parse(text)) ?? (try? withFraction.parse(text))
+    }
+
+    @Test("every millisecond from year 1 to 9999 is written as Foundation writes it and read back exactly")
+    func formatAgreesWithFoundation() {
+        var random = SplitMix(seed: 11)
+        let first: Int64 = -62_135_596_800_000  // 0001-01-01T00:00:00Z
+        let last: Int64 = 253_402_300_799_999  // 9999-12-31T23:59:59.999Z
+        var samples: [Int64] = [first, last, 0, -1, 1, 951_782_400_000, 951_868_799_999, 4_107_542_400_000]
+        for _ in 0..<3_000 { samples.append(first + Int64(random.next() % UInt64(last - first + 1))) }
+        for _ in 0..<500 { samples.append(Int64(random.next() % 4_000_000_000) * 1000) }  // whole seconds
+        for ms in samples {
+            let text = WireTime.format(Date(ms: ms))
+            #expect(text == Self.foundationText(ms: ms), "ms \(ms)")
+            #expect(WireTime.parse(text)?.ms == ms, "\(text)")
+        }
+    }
+
+    @Test("the common forms read as Foundation reads them; anything else is left to Foundation")
+    func parseAgreesWithFoundation() {
+        var random = SplitMix(seed: 12)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        var texts = [
+            "2024-02-29T12:00:00Z", "2023-02-29T12:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z",
+            "2026-05-01T24:00:00Z", "2026-05-01T23:60:00Z", "2026-05-01T23:59:60Z", "2026-05-01T23:59:59+14:00",
+            "2026-05-01T23:59:59-12:30", "2026-05-01T23:59:59+24:00", "2026-05-01T23:59:59.5Z",
+            "2026-05-01T23:59:59.12345Z", "2026-05-01t23:59:59Z", "2026-05-01T23:59:59", "0000-01-01T00:00:00Z",
+            "2026-05-01T23:59:59.999+01:00", "2026-05-01T23:59:59.abcZ", "２０２６-05-01T23:59:59Z",
+        ]
+        for _ in 0..<2_000 {
+            let year = 1900 + random.next(below: 300)
+            let month = 1 + random.next(below: 12)
+            let day = 1 + random.next(below: 31)
+            var text = "\(year)-\(two(month))-\(two(day))T\(two(random.next(below: 24))):\(two(random.next(below: 60))):\(two(random.next(below: 60)))"
+            if random.next(below: 2) == 0 { text += ".\(String(1000 + random.next(below: 1000)).dropFirst())" }
+            switch random.next(below: 3) {
+            case 0: text += "Z"
+            case 1: text += "+\(two(random.next(below: 15))):\(two(random.pick([0, 30, 45])))"
+            default: text += "-\(two(random.next(below: 13))):\(two(random.pick([0, 30])))"
+            }
+            texts.append(text)
+        }
+        var fast = 0
+        for text in texts {
+            let expected = Self.foundationParse(text)
+            let parsed = WireTime.parse(text)
+            #expect(parsed?.ms == expected?.ms, "\(text)")
+            if WireTime.parseCommon(text) != nil { fast += 1 }
+        }
+        #expect(fast > 1_500, "most of the generated texts are read from their digits")
     }
 }
 

@@ -24,7 +24,12 @@ extension GatewayCommand {
     public mutating func run() async throws {
         let json = global.json
         do {
-            try await execute(try Context(options: global))
+            let context = try Context(options: global)
+            try await execute(context)
+            // Done: exit with the sockets and files still open instead of closing them one by
+            // one (joining each socket's thread, closing each database) only to exit after.
+            // Nothing is pending: every call waited for its reply, every write committed.
+            withExtendedLifetime(context) { Foundation.exit(ExitStatus.ok) }
         } catch let queued as Offline.Queued {
             // Kept locally with its idempotency key: a success for the user, sent later.
             Offline.report(queued, json: json)

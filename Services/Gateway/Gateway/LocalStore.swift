@@ -5,7 +5,7 @@
 // Every row has an owner: a user id, or "anonymous" for writes made before any login.
 // The read cache (the last answer of each read, shown marked stale when the stack is
 // unreachable) is a file of its own, `cache.sqlite`: it is written on every read, so it is
-// written without fsync (WAL, synchronous=OFF). A power cut may lose or damage it; a cache
+// written without fsync (synchronous=OFF). A power cut may lose or damage it; a cache
 // that cannot be read is deleted and starts empty. The queue keeps full durability.
 import Foundation
 import GRDB
@@ -135,7 +135,8 @@ public struct LocalStore: Sendable {
         migrator.registerMigration("v2: cache in cache.sqlite") { db in
             try db.execute(sql: "DROP TABLE cache")
         }
-        try migrator.migrate(writer)
+        // one read when the file is up to date (every run of `logbook` opens it)
+        if try !writer.read(migrator.hasCompletedMigrations) { try migrator.migrate(writer) }
     }
 
     // MARK: The queue
@@ -347,10 +348,12 @@ extension JSONValue {
     }
 }
 
-/// The read cache's file, opened on first use. Written without fsync: WAL with
-/// synchronous=OFF keeps it whole when the process dies mid-write; after a power cut it may
-/// be damaged, and a file that cannot be opened or read is deleted and made again (it holds
-/// only copies of answers the stack still has).
+/// The read cache's file, opened on first use. Written without fsync: a rollback journal
+/// (kept, truncated after each write) with synchronous=OFF keeps it whole when the process
+/// dies mid-write; after a power cut it may be damaged, and a file that cannot be opened or
+/// read is deleted and made again (it holds only copies of answers the stack still has).
+/// Not WAL: every one-shot `logbook` run would create the `-wal` and `-shm` files, map the
+/// index and checkpoint and delete both on exit, which cost more than the write itself.
 final class CacheFile: Sendable {
     private let path: String?
     private let queue = Mutex<DatabaseQueue?>(nil)
@@ -372,7 +375,7 @@ final class CacheFile: Sendable {
             // Damaged (a power cut while it was being written): start an empty one.
             queue.withLock { $0 = nil }
             if let path {
-                for file in [path, path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
+                for file in [path, path + "-journal", path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
             }
             return try work(try open())
         }
@@ -394,8 +397,9 @@ final class CacheFile: Sendable {
                 }
                 opened = try DatabaseQueue(path: path, configuration: configuration)
                 try opened.writeWithoutTransaction { db in
-                    if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
-                        try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    // a file from before (WAL) switches once no other `logbook` has it open
+                    if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "truncate" {
+                        try? db.execute(sql: "PRAGMA journal_mode = TRUNCATE")
                     }
                 }
             } else {

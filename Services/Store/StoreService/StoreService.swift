@@ -52,7 +52,11 @@ extension StoreService: LogbookService {
         return ServiceAssembly(
             router: store.router(),
             subscriptions: [
-                Subscription("records", feedsReplies: true, handler: store.applyRecordsEvent),
+                // every other records event (expenses, fill-ups, catches…) only moves the
+                // checkpoint: no decode, no transaction of its own
+                Subscription(
+                    "records", types: [TimeEvents.timeSaved, TimeEvents.timeDeleted], feedsReplies: true,
+                    handler: store.applyRecordsEvent),
                 Subscription("auth", types: [AuthEvents.userDeleted], handler: store.applyAuthEvent),
             ])
     }

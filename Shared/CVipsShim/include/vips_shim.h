@@ -1,6 +1,7 @@
 // Non-variadic wrappers around the libvips calls Logbook uses: Swift cannot call C
 // variadic functions (vips_thumbnail_buffer and friends take NULL-terminated option lists).
-// Every buffer handed back is allocated by glib: release it with lb_free.
+// libvips itself is opened by lb_start (dlopen), not linked. Every buffer handed back is
+// allocated with malloc: release it with lb_free.
 #ifndef LOGBOOK_VIPS_SHIM_H
 #define LOGBOOK_VIPS_SHIM_H
 #include <stddef.h>
@@ -24,8 +25,9 @@ typedef struct {
     int display_height;
 } lb_image_info;
 
-/// Starts libvips once per process: no operation cache, `concurrency` worker threads per
-/// pipeline, untrusted loaders blocked. Returns 0, or -1 (see lb_error).
+/// Opens and starts libvips once per process: no operation cache, `concurrency` worker
+/// threads per pipeline, untrusted loaders blocked. Returns 0, or -1 (see lb_error). Call it
+/// before any other function here.
 int lb_start(const char *program, int concurrency);
 
 /// The loader for these bytes is compiled into this libvips ("heifload_buffer", ...).

@@ -54,3 +54,7 @@ done:
     g_object_unref(scope);
     return status == 0 ? 0 : -1;
 }
+
+void lb_fixture_free(void *pointer) {
+    g_free(pointer);
+}

@@ -15,7 +15,7 @@ extension Imaging {
         var out: UnsafeMutableRawPointer?
         var length = 0
         let status = lb_make_test_image(Int32(width), Int32(height), format.shimCode, Int32(orientation), &out, &length)
-        defer { lb_free(out) }
+        defer { lb_fixture_free(out) }
         guard status == 0, let out else { throw .failed(takeError()) }
         return Data(bytes: out, count: length)
     }
@@ -26,7 +26,7 @@ extension Imaging {
         var out: UnsafeMutableRawPointer?
         var length = 0
         let status = lb_make_flat_image(Int32(width), Int32(height), format.shimCode, &out, &length)
-        defer { lb_free(out) }
+        defer { lb_fixture_free(out) }
         guard status == 0, let out else { throw .failed(takeError()) }
         return Data(bytes: out, count: length)
     }

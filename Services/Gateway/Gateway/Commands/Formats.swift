@@ -108,8 +108,33 @@ public enum TimeText {
         return local(date, timeZone: timeZone, seconds: seconds)
     }
 
-    /// A time for a table, in local time: `2026-05-01 14:45`.
+    /// A time for a table, in local time: `2026-05-01 14:45`. Written from the zone's offset
+    /// at that instant and the civil date (a list shows one per row, and a DateFormatter per
+    /// cell cost more than the rest of the command); years before 1583 or after 9999 go to
+    /// DateFormatter, which is what it writes for the others too (FormatsTests).
     public static func local(_ date: Date, timeZone: TimeZone = .current, seconds: Bool = false) -> String {
+        let since1970 = date.timeIntervalSince1970.rounded(.down)
+        if since1970.magnitude < 1e12 {
+            let local = Int64(since1970) + Int64(timeZone.secondsFromGMT(for: date))
+            var days = local / 86_400
+            var second = local % 86_400
+            if second < 0 {
+                second += 86_400
+                days -= 1
+            }
+            let (year, month, day) = WireTime.civil(days: days)
+            if (1583...9999).contains(year) {
+                func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+                var text = "\(year)-\(two(month))-\(two(day)) \(two(second / 3600)):\(two(second / 60 % 60))"
+                if seconds { text += ":" + two(second % 60) }
+                return text
+            }
+        }
+        return formatted(date, timeZone: timeZone, seconds: seconds)
+    }
+
+    /// DateFormatter's text for `local` (the years it does not write itself).
+    static func formatted(_ date: Date, timeZone: TimeZone, seconds: Bool) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = timeZone

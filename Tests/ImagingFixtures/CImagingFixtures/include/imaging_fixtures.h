@@ -1,5 +1,5 @@
 // Images generated through libvips for tests and benchmarks (Tests/ImagingFixtures). Formats
-// are vips_shim.h's LB_FORMAT_* codes; results are released with lb_free.
+// are vips_shim.h's LB_FORMAT_* codes; results are released with lb_fixture_free.
 #ifndef IMAGING_FIXTURES_H
 #define IMAGING_FIXTURES_H
 
@@ -11,5 +11,8 @@ int lb_make_test_image(int width, int height, int format, int orientation, void 
 /// A flat grey image of any size, which compresses to almost nothing: what a hostile upload
 /// declaring huge dimensions in a small file looks like.
 int lb_make_flat_image(int width, int height, int format, void **out, size_t *outlen);
+
+/// Releases an image made here (glib's allocator, unlike the shim's buffers).
+void lb_fixture_free(void *pointer);
 
 #endif
