@@ -163,15 +163,20 @@ import Wire
             }
         }
         for schedule in [[("weather-fetcher", weather), ("records", records)], chunks] {
-            let batched = try await dump(replay(schedule, batched: true))
-            let single = try await dump(replay(schedule, batched: false))
-            for table in expected.keys.sorted() {
-                #expect(batched[table] == single[table], "\(table)")
-            }
-            // fuel comes from records' stream alone: the same as live whatever the interleaving
-            for table in ["vehicle", "fill", "fuelSpend"] {
-                #expect(batched[table] == expected[table], "\(table)")
-            }
+            try await expectBatchedMatches(schedule, live: expected)
+        }
+    }
+
+    /// `schedule` through the batch path stores what it stores one event at a time, every
+    /// table; fuel comes from records' stream alone, so it is also what the live history stored.
+    func expectBatchedMatches(_ schedule: [(String, [Event])], live expected: [String: [String]]) async throws {
+        let batched = try await dump(replay(schedule, batched: true))
+        let single = try await dump(replay(schedule, batched: false))
+        for table in expected.keys.sorted() {
+            #expect(batched[table] == single[table], "\(table)")
+        }
+        for table in ["vehicle", "fill", "fuelSpend"] {
+            #expect(batched[table] == expected[table], "\(table)")
         }
     }
 
@@ -190,14 +195,7 @@ import Wire
             schedule.append((streams[i].0, Array(streams[i].1.prefix(size))))
             streams[i].1.removeFirst(size)
         }
-        let batched = try await dump(replay(schedule, batched: true))
-        let single = try await dump(replay(schedule, batched: false))
-        for table in expected.keys.sorted() {
-            #expect(batched[table] == single[table], "\(table)")
-        }
-        for table in ["vehicle", "fill", "fuelSpend"] {
-            #expect(batched[table] == expected[table], "\(table)")
-        }
+        try await expectBatchedMatches(schedule, live: expected)
     }
 
     /// One vehicle's fill-ups in one batch, going in and out of the append path: appends,
