@@ -145,7 +145,8 @@ public enum WireTime {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The proleptic Gregorian date of a day counted from 1970-01-01 (day 0).
+    /// The proleptic Gregorian date of a day counted from 1970-01-01 (day 0): Howard
+    /// Hinnant's civil-calendar algorithm, no Calendar needed.
     public static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
@@ -159,7 +160,7 @@ public enum WireTime {
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (the inverse of `civil`).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+    public static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400

@@ -25,14 +25,14 @@ extension Fixtures {
             guard let text, text.count == 8, let y = Int64(text.prefix(4)), let m = Int64(text.dropFirst(4).prefix(2)),
                 let d = Int64(text.suffix(2))
             else { return nil }
-            return OpenMeteo.days(fromCivil: y, m, d)
+            return WireTime.days(year: y, month: m, day: d)
         }
         guard let first = day(query["begin_date"]), let last = day(query["end_date"]), last >= first else {
             return #"{"error":{"message":"No Predictions data was found. Please make sure the Datum input is valid."}}"#
         }
         var entries: [String] = []
         for days in first...last {
-            let (y, m, d) = OpenMeteo.civil(fromDays: days)
+            let (y, m, d) = WireTime.civil(days: days)
             for (hour, value, type) in [(4, "0.100", "L"), (10, "1.300", "H"), (16, "0.100", "L"), (22, "1.300", "H")] {
                 entries.append(String(format: #"{"t":"%04d-%02d-%02d %02d:00","v":"%@","type":"%@"}"#, y, m, d, hour, value, type))
             }

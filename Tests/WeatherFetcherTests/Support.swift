@@ -38,7 +38,7 @@ enum Fixtures {
     }
 
     static func time(_ hour: Int64) -> String {
-        let (y, m, d) = OpenMeteo.civil(fromDays: hour / 86400)
+        let (y, m, d) = WireTime.civil(days: hour / 86400)
         return String(format: "%04d-%02d-%02dT%02d:00", y, m, d, (hour % 86400) / 3600)
     }
 

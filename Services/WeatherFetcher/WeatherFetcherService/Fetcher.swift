@@ -15,7 +15,7 @@ import Wire
 
 final class Fetcher: Sendable {
     /// ERA5, behind the archive API, starts on 1940-01-01.
-    static let earliest = Date(timeIntervalSince1970: TimeInterval(OpenMeteo.days(fromCivil: 1940, 1, 1) * 86400))
+    static let earliest = Date(timeIntervalSince1970: TimeInterval(WireTime.days(year: 1940, month: 1, day: 1) * 86400))
 
     enum TideMode: Sendable {
         /// Ask the marine API (unless the catch is freshwater).

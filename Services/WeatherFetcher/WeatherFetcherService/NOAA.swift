@@ -139,7 +139,7 @@ enum NOAA {
             let h = Int64(parts[3]), let minute = Int64(parts[4]), (1...12).contains(m), (1...31).contains(d),
             (0...23).contains(h), (0...59).contains(minute)
         else { return nil }
-        return OpenMeteo.days(fromCivil: y, m, d) * 86400 + h * 3600 + minute * 60
+        return WireTime.days(year: y, month: m, day: d) * 86400 + h * 3600 + minute * 60
     }
 
     /// Great-circle distance in km (haversine, mean Earth radius 6371.0088 km).

@@ -97,7 +97,7 @@ enum OpenMeteo {
 
     /// `yyyy-MM-dd` in UTC.
     static func day(_ date: Date) -> String {
-        let (y, m, d) = civil(fromDays: Int64((date.timeIntervalSince1970 / 86400).rounded(.down)))
+        let (y, m, d) = WireTime.civil(days: Int64((date.timeIntervalSince1970 / 86400).rounded(.down)))
         return String(format: "%04d-%02d-%02d", y, m, d)
     }
 
@@ -150,28 +150,6 @@ enum OpenMeteo {
             let h = Int64(parts[3]), (1...12).contains(m), (1...31).contains(d), (0...23).contains(h)
         else { return nil }
         let minutes = parts.count >= 5 ? Int64(parts[4]) ?? 0 : 0
-        return days(fromCivil: y, m, d) * 86400 + h * 3600 + minutes * 60
-    }
-
-    // Howard Hinnant's civil-calendar algorithms (proleptic Gregorian, no Calendar needed).
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
-
-    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
+        return WireTime.days(year: y, month: m, day: d) * 86400 + h * 3600 + minutes * 60
     }
 }
