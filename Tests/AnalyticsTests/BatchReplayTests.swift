@@ -106,18 +106,21 @@ import Wire
             sky: ["clear", "rain"][random.next(below: 2)])
     }
 
-    /// Every row of the tables the fuel and catch projections write, as text.
+    /// Every row of the tables the fuel and catch projections write, as text; catchTally's
+    /// rows also as the counts their bytes hold (`catchCounts`), one per line.
     func dump(_ h: Harness) async throws -> [String: [String]] {
         try await h.read { db in
             var tables: [String: [String]] = [:]
             let queries = [
                 ("vehicle", "SELECT * FROM vehicle"), ("fill", "SELECT * FROM fill"),
                 ("fuelSpend", "SELECT * FROM fuelSpend"), ("fishCatch", "SELECT * FROM fishCatch"),
-                ("catchConditions", "SELECT * FROM catchConditions"), ("catchTally", "SELECT * FROM catchTally"),
+                ("catchConditions", "SELECT * FROM catchConditions"),
+                ("catchTally", "SELECT userId, species, water, bait, hex(counts) FROM catchTally"),
             ]
             for (table, sql) in queries {
                 tables[table] = try Row.fetchAll(db, sql: sql).map(\.description).sorted()
             }
+            tables["catchCounts"] = try tallyCounts(db).map(\.description).sorted()
             return tables
         }
     }
@@ -270,21 +273,14 @@ import Wire
         #expect(try await failing.read { db in try Checkpoint.get(db, producer: "records") } == 0)
     }
 
-    /// A database made before the four tally levels gets them from its rows on upgrade:
-    /// the same counters the projection keeps, so the same suggestions.
+    /// A database made before the four tally levels gets them from its rows on upgrade (and
+    /// then the rows of one per bait): the same counters the projection keeps, so the same
+    /// suggestions.
     @Test func upgradeBuildsTheTallyLevelsFromTheRows() async throws {
         let h = try await live(history(seed: 4))
         let expected = try await dump(h)
-        let base = try await h.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT userId, species, water, dimension, bucket, bait, n FROM catchTally
-                    WHERE species <> '' AND water <> ''
-                    """
-            ).map { Array($0.databaseValues) }
-        }
-        #expect(base.count < expected["catchTally"]?.count ?? 0)
+        let base = try await h.read { db in try tallyCounts(db).filter { $0.species != "" && $0.water != "" } }
+        #expect(base.count < expected["catchCounts"]?.count ?? 0)
         let directory = "/tmp/lb-an-\(UUID().uuidString.prefix(8).lowercased())"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -292,17 +288,13 @@ import Wire
         do {
             let old = try DatabaseQueue(path: path)
             try Schema.migrator.migrate(old, upTo: "analytics.userZone")
-            try await old.write { db in
-                for row in base {
-                    try db.execute(
-                        sql: "INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        arguments: StatementArguments(row))
-                }
-            }
+            try await old.write { db in try insertOneCountRows(db, base) }
             try old.close()
         }
         let upgraded = try Harness(path: path)
-        #expect(try await dump(upgraded)["catchTally"] == expected["catchTally"])
+        let after = try await dump(upgraded)
+        #expect(after["catchCounts"] == expected["catchCounts"])
+        #expect(after["catchTally"] == expected["catchTally"])
         for user in ["alice", "bob", "carol"] {
             for body: JSONValue in [[:], ["species": "pike"], ["water": "fresh"], ["species": "Trout", "water": "fresh"]] {
                 #expect(

@@ -9,21 +9,22 @@
 import GRDB
 
 final class ProjectionBatch {
-    /// A catchTally row's key, each text as its number in `texts` (hashing six strings per
+    /// A catchTally row's key, each text as its number in `texts` (hashing the strings per
     /// counter change was an eighth of a replay).
-    struct TallyKey: Hashable, Comparable {
+    struct TallyRow: Hashable, Comparable {
         var userId: UInt32
         var species: UInt32
         var water: UInt32
-        var dimension: UInt32
-        var bucket: UInt32
         var bait: UInt32
 
-        static func < (a: TallyKey, b: TallyKey) -> Bool {
-            (a.userId, a.species, a.water, a.dimension, a.bucket, a.bait)
-                < (b.userId, b.species, b.water, b.dimension, b.bucket, b.bait)
+        static func < (a: TallyRow, b: TallyRow) -> Bool {
+            (a.userId, a.species, a.water, a.bait) < (b.userId, b.species, b.water, b.bait)
         }
     }
+
+    /// One count of a row in `tally`: the dimension code in the high half, the bucket's
+    /// number in the low one.
+    static func countKey(_ code: UInt8, _ bucket: UInt32) -> UInt64 { UInt64(code) << 32 | UInt64(bucket) }
 
     struct SpendKey: Hashable {
         var vehicleId: String
@@ -43,8 +44,11 @@ final class ProjectionBatch {
         }
     }
 
-    /// catchTally changes by key.
-    private(set) var tally: [TallyKey: Int] = [:]
+    /// catchTally changes by row, at the catch's own species and water only (the other
+    /// three levels are summed from them when the batch is written), by `countKey`.
+    private(set) var tally: [TallyRow: [UInt64: Int]] = [:]
+    /// The bytes of the row being written.
+    private var scratch: [UInt8] = []
     /// The numbers of this batch's tally key texts.
     private var numbers: [String: UInt32] = [:]
     /// The texts by number, as UTF-8 held in place for the whole batch, so that a tally row
@@ -68,19 +72,13 @@ final class ProjectionBatch {
     /// Vehicles' last fill-ups as this batch left them, while only appends touched them.
     var tails: [String: Tail] = [:]
 
-    /// The numbers of "status" and of `CatchProjection.dimensions`' keys, in its order.
-    let statusName: UInt32
-    let dimensionNames: [UInt32]
     /// The statements this batch runs, by their SQL's address (the SQL is a literal).
     private var statements: [UInt: Bound] = [:]
 
     init() {
-        let fixed = [CatchProjection.any, "status"] + CatchProjection.dimensions.map(\.key)
-        for (number, text) in fixed.enumerated() { numbers[text] = UInt32(number) }
-        texts = fixed.map(Self.hold)
+        numbers[CatchProjection.any] = 0
+        texts = [Self.hold(CatchProjection.any)]
         anyName = 0
-        statusName = 1
-        dimensionNames = (2..<UInt32(fixed.count)).map { $0 }
     }
 
     /// `sql` prepared (from the connection's cache) once per batch.
@@ -115,20 +113,11 @@ final class ProjectionBatch {
         for text in texts { UnsafeMutableRawPointer(mutating: text.baseAddress!).deallocate() }
     }
 
-    /// A catch's contribution to one counter, at the four levels `analytics.suggest` reads:
-    /// its species and water, its species in any water, any species in its water, and all
-    /// (`CatchProjection.any` in the column summed over). A query then reads its own rows,
-    /// as many as there are buckets and baits, however many catches there are.
-    func count(_ key: TallyKey, _ sign: Int) {
-        let any = anyName
-        var k = key
-        tally[k, default: 0] += sign
-        k.water = any
-        tally[k, default: 0] += sign
-        k.species = any
-        tally[k, default: 0] += sign
-        k.water = key.water
-        tally[k, default: 0] += sign
+    /// A catch's contribution to its row (`counts`: `countKey` values), taken out (sign
+    /// -1) or put in (+1).
+    func count(_ row: TallyRow, _ counts: [UInt64], _ sign: Int) {
+        tally[row, default: [:]].reserveCapacity(counts.count)
+        for count in counts { tally[row, default: [:]][count, default: 0] += sign }
     }
 
     /// A vehicle's counters change by `delta`; its closed cost per currency goes to fuelSpend.
@@ -151,55 +140,91 @@ final class ProjectionBatch {
         change(&spend[SpendKey(vehicleId: vehicleId, currency: currency), default: Spend(userId: userId)])
     }
 
-    private func bind(_ statement: Bound, _ key: TallyKey, from first: Int32) {
-        statement.bind(first, static: texts[Int(key.userId)])
-        statement.bind(first + 1, static: texts[Int(key.species)])
-        statement.bind(first + 2, static: texts[Int(key.water)])
-        statement.bind(first + 3, static: texts[Int(key.dimension)])
-        statement.bind(first + 4, static: texts[Int(key.bucket)])
-        statement.bind(first + 5, static: texts[Int(key.bait)])
+    private func bind(_ statement: Bound, _ row: TallyRow) {
+        statement.bind(1, static: texts[Int(row.userId)])
+        statement.bind(2, static: texts[Int(row.species)])
+        statement.bind(3, static: texts[Int(row.water)])
+        statement.bind(4, static: texts[Int(row.bait)])
+    }
+
+    /// Writes the catch counters gathered: each at the four levels `analytics.suggest` reads
+    /// (its species and water, its species in any water, any species in its water, and all;
+    /// `CatchProjection.any` in the column summed over), so a query reads its own rows, as
+    /// many as there are baits, however many catches there are. Each row touched is read,
+    /// merged and written once.
+    private func flushTally(_ db: Database) throws {
+        let any = anyName
+        var levels: [TallyRow: [UInt64: Int]] = [:]
+        levels.reserveCapacity(tally.count * 4)
+        for (row, changes) in tally {
+            var level = row
+            levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
+            level.water = any
+            levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
+            level.species = any
+            levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
+            level.water = row.water
+            levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
+        }
+        tally.removeAll(keepingCapacity: true)
+        // each text's place in byte order, so a row's changes sort as its stored entries do
+        let order = texts.indices.sorted {
+            TallyCounts.compare(UnsafeRawBufferPointer(texts[$0]), UnsafeRawBufferPointer(texts[$1])) < 0
+        }
+        var rank = [UInt32](repeating: 0, count: texts.count)
+        for (place, number) in order.enumerated() { rank[number] = UInt32(place) }
+
+        let select = try statement(
+            db, "SELECT counts FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND bait = ?")
+        let insert = try statement(
+            db, "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES (?, ?, ?, ?, ?)")
+        let update = try statement(
+            db, "UPDATE catchTally SET counts = ?5 WHERE userId = ?1 AND species = ?2 AND water = ?3 AND bait = ?4")
+        let delete = try statement(
+            db, "DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND bait = ?")
+        var changes: [(order: UInt64, change: TallyCounts.Change)] = []
+        // in key order: a user's rows are next to each other in catchTally's b-tree
+        for (row, counts) in levels.sorted(by: { $0.key < $1.key }) {
+            changes.removeAll(keepingCapacity: true)
+            for (count, delta) in counts where delta != 0 {
+                let code = UInt8(truncatingIfNeeded: count >> 32), bucket = Int(count & 0xffff_ffff)
+                changes.append(
+                    (
+                        UInt64(code) << 32 | UInt64(rank[bucket]),
+                        TallyCounts.Change(code: code, bucket: UnsafeRawBufferPointer(texts[bucket]), delta: delta)
+                    ))
+            }
+            if changes.isEmpty { continue }
+            changes.sort { $0.order < $1.order }
+            let sorted = changes.map(\.change)
+            scratch.removeAll(keepingCapacity: true)
+            bind(select, row)
+            let stored = try select.first { columns in
+                try TallyCounts.merge(columns.blob(0), sorted, into: &scratch)
+            }
+            if stored == nil {
+                try TallyCounts.merge(UnsafeRawBufferPointer(start: nil, count: 0), sorted, into: &scratch)
+            }
+            if scratch.isEmpty {
+                if stored != nil {
+                    bind(delete, row)
+                    try delete.run()
+                }
+                continue
+            }
+            let write = stored == nil ? insert : update
+            bind(write, row)
+            try scratch.withUnsafeBytes { bytes in
+                write.bind(5, static: bytes)
+                defer { write.unbind(5) }
+                try write.run()
+            }
+        }
     }
 
     /// Writes everything gathered and starts empty.
     func flush(_ db: Database) throws {
-        if !tally.isEmpty {
-            // in key order: a user's rows are next to each other in catchTally's b-tree
-            let changes = tally.filter { $0.value != 0 }.sorted { $0.key < $1.key }
-            for (key, n) in changes {
-                if n > 0 {
-                    let s = try statement(
-                        db,
-                        """
-                        INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (userId, species, water, dimension, bucket, bait) DO UPDATE SET n = n + excluded.n
-                        """)
-                    bind(s, key, from: 1)
-                    s.bind(7, n)
-                    try s.run()
-                } else {
-                    // the CHECK (n >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
-                    let t = try statement(
-                        db,
-                        """
-                        UPDATE catchTally SET n = n + ? WHERE userId = ? AND species = ? AND water = ?
-                            AND dimension = ? AND bucket = ? AND bait = ?
-                        """)
-                    let d = try statement(
-                        db,
-                        """
-                        DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND dimension = ?
-                            AND bucket = ? AND bait = ? AND n = 0
-                        """)
-                    t.bind(1, n)
-                    bind(t, key, from: 2)
-                    try t.run()
-                    bind(d, key, from: 1)
-                    try d.run()
-                }
-            }
-        }
-        tally.removeAll(keepingCapacity: true)
+        if !tally.isEmpty { try flushTally(db) }
 
         for (key, change) in spend where !change.isZero {
             try db.execute(

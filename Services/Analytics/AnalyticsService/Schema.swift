@@ -5,6 +5,7 @@
 // Fuel keeps the fill-ups themselves plus, per fill-up, the result of the full-to-full walk
 // and the walk's state after it, so a change recomputes from the first affected position
 // and stops as soon as the walk matches what was stored (docs/fuel-economy.md).
+import Foundation
 import GRDB
 
 enum Schema {
@@ -233,6 +234,53 @@ enum Schema {
                         SELECT userId, '', '', dimension, bucket, bait, SUM(n) FROM catchTally
                         WHERE species <> '' AND water <> '' GROUP BY userId, dimension, bucket, bait;
                     """)
+        }
+        // catchTally as one row per (userId, species, water, bait) at the same four levels,
+        // every dimension and bucket count of the row in one `counts` BLOB (Tally.swift has
+        // its format): a catch and its conditions change four rows instead of forty-odd, and
+        // a replay's batch writes each row once. The one-count rows are converted, so
+        // suggestions stay as they were without a rebuild.
+        migrator.registerMigration("analytics.tallyRows") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE catchTally RENAME TO catchTallyCounts;
+                    CREATE TABLE catchTally (
+                        userId TEXT NOT NULL,
+                        species TEXT NOT NULL,
+                        water TEXT NOT NULL,
+                        bait TEXT NOT NULL,
+                        counts BLOB NOT NULL,
+                        PRIMARY KEY (userId, species, water, bait)
+                    ) WITHOUT ROWID;
+                    """)
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT userId, species, water, bait, dimension, bucket, n FROM catchTallyCounts
+                    WHERE n > 0 ORDER BY userId, species, water, bait
+                    """)
+            var key: [String]? = nil
+            var entries: [TallyCounts.Entry] = []
+            func write() throws {
+                guard let key, !entries.isEmpty else { return }
+                try db.execute(
+                    sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [key[0], key[1], key[2], key[3], Data(try TallyCounts.encode(entries))])
+            }
+            while let row = try rows.next() {
+                let rowKey: [String] = [row[0], row[1], row[2], row[3]]
+                if rowKey != key {
+                    try write()
+                    key = rowKey
+                    entries = []
+                }
+                // only the dimensions the projection writes (and suggestions read) have a code
+                let dimension: String = row[4]
+                guard let code = TallyCounts.dimensionKeys.firstIndex(of: dimension) else { continue }
+                entries.append(TallyCounts.Entry(code: UInt8(code), bucket: row[5], n: row[6]))
+            }
+            try write()
+            try db.execute(sql: "DROP TABLE catchTallyCounts")
         }
         return migrator
     }

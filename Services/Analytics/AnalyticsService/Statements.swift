@@ -65,6 +65,14 @@ struct Bound {
         sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), nil)
     }
 
+    /// Binds bytes SQLite does not copy (SQLITE_STATIC): they must stay in place until the
+    /// statement has run; `unbind` after.
+    func bind(_ index: Int32, static blob: UnsafeRawBufferPointer) {
+        sqlite3_bind_blob(handle, index, blob.baseAddress, Int32(blob.count), nil)
+    }
+
+    func unbind(_ index: Int32) { sqlite3_bind_null(handle, index) }
+
     /// Forgets every binding (before text bound with `static:` goes away).
     func clear() { sqlite3_clear_bindings(handle) }
 
@@ -129,6 +137,11 @@ struct Bound {
         func bool(_ i: Int32) -> Bool { sqlite3_column_int64(handle, i) != 0 }
         func double(_ i: Int32) -> Double? { isNull(i) ? nil : sqlite3_column_double(handle, i) }
         func string(_ i: Int32) -> String { string(orNil: i) ?? "" }
+        /// The column's bytes, valid until the statement steps or resets (empty for NULL).
+        func blob(_ i: Int32) -> UnsafeRawBufferPointer {
+            guard let bytes = sqlite3_column_blob(handle, i) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, i)))
+        }
         func string(orNil i: Int32) -> String? {
             guard let text = sqlite3_column_text(handle, i) else { return nil }
             let count = Int(sqlite3_column_bytes(handle, i))

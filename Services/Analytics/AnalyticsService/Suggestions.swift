@@ -150,21 +150,27 @@ enum CatchProjection {
         }
     }
 
+    /// Each dimension's code in the stored counts (`TallyCounts.dimensionKeys`), in `dimensions`' order.
+    static let dimensionCodes: [UInt8] = dimensions.map { dimension in
+        guard let code = TallyCounts.dimensionKeys.firstIndex(of: dimension.key) else {
+            preconditionFailure("\(dimension.key) has no code in TallyCounts.dimensionKeys")
+        }
+        return UInt8(code)
+    }
+
     /// Takes the catch's contribution out (sign -1) or puts it in (+1); written when the batch ends.
     private static func count(_ batch: ProjectionBatch, _ fish: Fish, _ answer: Answer?, sign: Int) {
-        var key = ProjectionBatch.TallyKey(
+        let row = ProjectionBatch.TallyRow(
             userId: batch.name(fish.userId), species: batch.name(fish.species), water: batch.name(fish.water),
-            dimension: 0, bucket: 0, bait: batch.name(fish.bait))
+            bait: batch.name(fish.bait))
+        var counts: [UInt64] = []
+        counts.reserveCapacity(dimensions.count + 1)
         contribution(fish, answer) { status, dimension, bucket in
-            if let status {
-                key.dimension = batch.statusName
-                key.bucket = batch.name(status)
-            } else {
-                key.dimension = batch.dimensionNames[dimension]
-                key.bucket = batch.name(bucket)
-            }
-            batch.count(key, sign)
+            counts.append(
+                status.map { ProjectionBatch.countKey(TallyCounts.statusCode, batch.name($0)) }
+                    ?? ProjectionBatch.countKey(dimensionCodes[dimension], batch.name(bucket)))
         }
+        batch.count(row, counts, sign)
     }
 
     private static func fish(_ db: Database, id: String, batch: ProjectionBatch) throws -> Fish? {
@@ -312,17 +318,19 @@ enum SuggestQueries {
         if let text = body.species, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw ServiceError.invalid("species", "must not be empty when given")
         }
-        // the rows counted at this filter's level: one per dimension, bucket and bait
-        let rows = try Row.fetchAll(
-            db,
-            cached: """
-                SELECT dimension, bucket, bait, n FROM catchTally WHERE userId = ? AND species = ? AND water = ?
-                """,
-            arguments: [userId, species ?? CatchProjection.any, body.water?.rawValue ?? CatchProjection.any])
-        // dimension → bucket → bait → count
+        // the rows counted at this filter's level, one per bait: dimension → bucket → bait → count
         var counts: [String: [String: [String: Int]]] = [:]
-        for row in rows {
-            counts[row["dimension"], default: [:]][row["bucket"], default: [:]][row["bait"]] = row["n"]
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: "SELECT bait, counts FROM catchTally WHERE userId = ? AND species = ? AND water = ?"),
+            arguments: [userId, species ?? CatchProjection.any, body.water?.rawValue ?? CatchProjection.any])
+        while let row = try rows.next() {
+            let bait: String = row[0]
+            let entries = try row.withUnsafeData(atIndex: 1) { data in try TallyCounts.decode(data ?? Data()) }
+            for entry in entries where Int(entry.code) < TallyCounts.dimensionKeys.count {
+                counts[TallyCounts.dimensionKeys[Int(entry.code)], default: [:]][entry.bucket, default: [:]][bait] =
+                    entry.n
+            }
         }
         let status = counts["status"] ?? [:]
         func total(_ baits: [String: Int]?) -> Int { baits?.values.reduce(0, +) ?? 0 }

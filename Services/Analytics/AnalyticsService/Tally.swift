@@ -1,0 +1,184 @@
+// The stored form of the catch counters (`catchTally`, Schema.swift "analytics.tallyRows"):
+// one row per user, species, water and bait at each of the four levels, holding every
+// condition bucket's count of that row in one `counts` BLOB. A catch and its conditions
+// change four rows instead of forty-odd one-count rows, and a batch reads and writes each
+// row it touched once (Batch.swift).
+//
+// A BLOB rather than an integer column per bucket: the buckets are the weather-fetcher's
+// labels (open text: bands, "3 Bft", tide phases), so fixed columns would need a migration
+// whenever a label is added, and most would be zero in any one row.
+//
+// The format: entries one after the other, sorted by dimension code, then by the bucket's
+// UTF-8 bytes (shorter first when one is a prefix of the other), no zero counts; each
+// entry is
+//     dimension code (1 byte, a position in `dimensionKeys`)
+//     bucket length in bytes (unsigned LEB128), the bucket's UTF-8 bytes
+//     count (unsigned LEB128, at least 1)
+// A row with no counts left is deleted. Sorted and without zeros, a row's bytes are the
+// same however its counts were reached (a batch or one event at a time).
+import Foundation
+import GRDB
+
+enum TallyCounts {
+    /// The dimension codes: a code is its position here. Stored: append new dimensions,
+    /// never reorder or remove one (that needs a migration rewriting every row).
+    static let dimensionKeys: [String] = [
+        "status", "temperatureBand", "pressureBand", "pressureTrend", "windForce", "windDirection", "sky",
+        "timeOfDay", "moonPhase", "tidePhase", "tideHeight",
+    ]
+    static let statusCode: UInt8 = 0
+
+    /// One count of a row, decoded.
+    struct Entry: Equatable {
+        var code: UInt8
+        var bucket: String
+        var n: Int
+    }
+
+    static func corrupt(_ detail: String) -> DatabaseError {
+        DatabaseError(resultCode: .SQLITE_CORRUPT, message: "catchTally counts unreadable: \(detail)")
+    }
+
+    /// Reads entries from stored bytes, in their order, as byte ranges (no copies).
+    struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        var atEnd: Bool { offset >= bytes.count }
+
+        /// The next entry: its code, its bucket's bytes, its count and where it starts.
+        mutating func next() throws -> (code: UInt8, bucket: UnsafeRawBufferPointer, n: Int, start: Int) {
+            let start = offset
+            guard offset < bytes.count else { throw corrupt("an entry past the end") }
+            let code = bytes[offset]
+            offset += 1
+            let length = try varint()
+            guard length <= bytes.count - offset else { throw corrupt("bucket past the end") }
+            let bucket = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
+            offset += length
+            let n = try varint()
+            guard n > 0 else { throw corrupt("a zero count") }
+            return (code, bucket, n, start)
+        }
+
+        private mutating func varint() throws -> Int {
+            var value = 0
+            var shift = 0
+            while true {
+                guard offset < bytes.count, shift < 63 else { throw corrupt("a number past the end") }
+                let byte = bytes[offset]
+                offset += 1
+                value |= Int(byte & 0x7f) << shift
+                if byte & 0x80 == 0 { return value }
+                shift += 7
+            }
+        }
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [Entry] {
+        var reader = Reader(bytes)
+        var entries: [Entry] = []
+        while !reader.atEnd {
+            let entry = try reader.next()
+            entries.append(Entry(code: entry.code, bucket: String(decoding: entry.bucket, as: UTF8.self), n: entry.n))
+        }
+        return entries
+    }
+
+    static func decode(_ data: Data) throws -> [Entry] {
+        try data.withUnsafeBytes { try decode($0) }
+    }
+
+    /// The stored bytes of `entries` (any order; zero counts left out; a code and bucket
+    /// given twice is an error).
+    static func encode(_ entries: [Entry]) throws -> [UInt8] {
+        let sorted = entries.filter { $0.n != 0 }.sorted { a, b in
+            a.code != b.code ? a.code < b.code : compare(Array(a.bucket.utf8), Array(b.bucket.utf8)) < 0
+        }
+        var out: [UInt8] = []
+        for (i, entry) in sorted.enumerated() {
+            guard entry.n > 0 else { throw corrupt("a negative count") }
+            if i > 0, sorted[i - 1].code == entry.code, sorted[i - 1].bucket.utf8.elementsEqual(entry.bucket.utf8) {
+                throw corrupt("a bucket twice")
+            }
+            var bucket = entry.bucket
+            bucket.withUTF8 { append(entry.code, UnsafeRawBufferPointer($0), entry.n, to: &out) }
+        }
+        return out
+    }
+
+    /// A change to one count of a row: its code, its bucket's bytes, by how much (not 0).
+    struct Change {
+        var code: UInt8
+        var bucket: UnsafeRawBufferPointer
+        var delta: Int
+    }
+
+    /// `stored` (a row's bytes, possibly none) with `changes` (sorted as the entries are)
+    /// added, written to `out`. A count taken below zero is an error, as the one-count rows'
+    /// CHECK made it (the projection only takes out what it put in); taking from a bucket
+    /// the row does not hold changes nothing, as their UPDATE of no row did.
+    static func merge(_ stored: UnsafeRawBufferPointer, _ changes: [Change], into out: inout [UInt8]) throws {
+        var reader = Reader(stored)
+        var entry = reader.atEnd ? nil : try reader.next()
+        var i = 0
+        while entry != nil || i < changes.count {
+            let order: Int
+            if let e = entry, i < changes.count {
+                let change = changes[i]
+                order = e.code != change.code ? Int(e.code) - Int(change.code) : compare(e.bucket, change.bucket)
+            } else {
+                order = entry == nil ? 1 : -1
+            }
+            if order < 0, let e = entry {
+                // kept as it is
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[e.start..<reader.offset]))
+                entry = reader.atEnd ? nil : try reader.next()
+            } else if order > 0 {
+                let change = changes[i]
+                if change.delta > 0 { append(change.code, change.bucket, change.delta, to: &out) }
+                i += 1
+            } else if let e = entry {
+                let n = e.n + changes[i].delta
+                guard n >= 0 else {
+                    throw DatabaseError(resultCode: .SQLITE_CONSTRAINT_CHECK, message: "catchTally count below zero")
+                }
+                if n > 0 { append(e.code, e.bucket, n, to: &out) }
+                entry = reader.atEnd ? nil : try reader.next()
+                i += 1
+            }
+        }
+    }
+
+    static func append(_ code: UInt8, _ bucket: UnsafeRawBufferPointer, _ n: Int, to out: inout [UInt8]) {
+        out.append(code)
+        appendVarint(bucket.count, to: &out)
+        out.append(contentsOf: bucket)
+        appendVarint(n, to: &out)
+    }
+
+    static func appendVarint(_ value: Int, to out: inout [UInt8]) {
+        var value = UInt(value)
+        while value >= 0x80 {
+            out.append(UInt8(value & 0x7f) | 0x80)
+            value >>= 7
+        }
+        out.append(UInt8(value))
+    }
+
+    /// Byte order: memcmp, then the shorter first.
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+            let c = memcmp(pa, pb, common)
+            if c != 0 { return Int(c) }
+        }
+        return a.count - b.count
+    }
+
+    static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compare(pa, pb) } }
+    }
+}

@@ -1,0 +1,276 @@
+// The catch counters' stored form (Services/Analytics/AnalyticsService/Tally.swift): one
+// row per user, species, water and bait, its counts in one BLOB. Held here: the bytes
+// round-trip and are the same however the counts were reached, a merge is the arithmetic
+// of the counts, damaged bytes are an error (never a wrong answer), the counters always
+// equal a recount of the stored catches and answers, and a database with the earlier
+// one-count rows keeps every count and suggestion through the upgrade.
+import Foundation
+import GRDB
+import Testing
+import TestSupport
+import Wire
+
+@testable import AnalyticsService
+
+/// One count of catchTally as the earlier schema stored it, one row each.
+struct TallyCount: Hashable, Comparable, CustomStringConvertible {
+    var userId: String
+    var species: String
+    var water: String
+    var dimension: String
+    var bucket: String
+    var bait: String
+    var n: Int
+
+    var fields: [String] { [userId, species, water, dimension, bucket, bait] }
+    static func < (a: TallyCount, b: TallyCount) -> Bool {
+        a.fields != b.fields ? a.fields.lexicographicallyPrecedes(b.fields) : a.n < b.n
+    }
+    var description: String { (fields + ["\(n)"]).joined(separator: "|") }
+}
+
+/// Every count catchTally's rows hold, decoded.
+func tallyCounts(_ db: Database) throws -> [TallyCount] {
+    var out: [TallyCount] = []
+    for row in try Row.fetchAll(db, sql: "SELECT userId, species, water, bait, counts FROM catchTally") {
+        let data: Data = row[4]
+        for entry in try TallyCounts.decode(data) {
+            out.append(
+                TallyCount(
+                    userId: row[0], species: row[1], water: row[2], dimension: TallyCounts.dimensionKeys[Int(entry.code)],
+                    bucket: entry.bucket, bait: row[3], n: entry.n))
+        }
+    }
+    return out.sorted()
+}
+
+/// Writes counts as the one-count rows of the schema before "analytics.tallyRows".
+func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
+    for c in counts {
+        try db.execute(
+            sql: "INSERT INTO catchTally (userId, species, water, dimension, bucket, bait, n) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            arguments: [c.userId, c.species, c.water, c.dimension, c.bucket, c.bait, c.n])
+    }
+}
+
+@Suite struct TallyTests {
+    typealias Entry = TallyCounts.Entry
+
+    static let buckets = ["", "a", "ab", "b", "10 to 15 °C", "5 to 10 °C", "3 Bft", "ö", "z", "pending", "ready"]
+
+    /// Random entries, each code and bucket at most once, counts from 1 to beyond one byte.
+    func entries(_ random: inout SplitMix) -> [Entry] {
+        var seen: [String: Entry] = [:]
+        for _ in 0..<random.next(below: 25) {
+            let code = UInt8(random.next(below: TallyCounts.dimensionKeys.count))
+            let bucket = Self.buckets[random.next(below: Self.buckets.count)]
+            seen["\(code)|\(bucket)"] = Entry(code: code, bucket: bucket, n: 1 + random.next(below: [3, 200, 70_000][random.next(below: 3)]))
+        }
+        return Array(seen.values)
+    }
+
+    func counts(_ entries: [Entry]) -> [String: Int] {
+        Dictionary(entries.map { ("\($0.code)|\($0.bucket)", $0.n) }, uniquingKeysWith: +)
+    }
+
+    @Test func bytesRoundTripAndDoNotDependOnOrder() throws {
+        var random = SplitMix(seed: 11)
+        for _ in 0..<300 {
+            let list = entries(&random)
+            let bytes = try TallyCounts.encode(list)
+            let back = try TallyCounts.decode(Data(bytes))
+            #expect(counts(back) == counts(list))
+            #expect(try TallyCounts.encode(list.reversed()) == bytes)
+            #expect(try TallyCounts.encode(list.sorted { $0.n < $1.n }) == bytes)
+            // decoded in the stored order: code, then the bucket's bytes
+            for (a, b) in zip(back, back.dropFirst()) {
+                #expect(a.code < b.code || (a.code == b.code && TallyCounts.compare(Array(a.bucket.utf8), Array(b.bucket.utf8)) < 0))
+            }
+        }
+        #expect(try TallyCounts.encode([]) == [])
+        #expect(try TallyCounts.encode([Entry(code: 1, bucket: "x", n: 0)]) == [])
+        #expect(throws: DatabaseError.self) { try TallyCounts.encode([Entry(code: 1, bucket: "x", n: -1)]) }
+        #expect(throws: DatabaseError.self) {
+            try TallyCounts.encode([Entry(code: 1, bucket: "x", n: 1), Entry(code: 1, bucket: "x", n: 2)])
+        }
+    }
+
+    /// Property: a merge gives the counts' sum, zeros left out; taking from a bucket the row
+    /// lacks changes nothing, taking a count below zero is an error.
+    @Test func mergeIsTheCountsArithmetic() throws {
+        var random = SplitMix(seed: 12)
+        for _ in 0..<400 {
+            let stored = entries(&random)
+            var expected = counts(stored)
+            var changes: [Entry] = []
+            var below = false
+            for change in entries(&random) {
+                let key = "\(change.code)|\(change.bucket)"
+                let have = expected[key] ?? 0
+                // take some out: sometimes all of it, sometimes from a bucket not there
+                let delta = random.next(below: 2) == 0 ? change.n : -[have, max(1, have / 2), change.n][random.next(below: 3)]
+                if delta == 0 { continue }
+                changes.append(Entry(code: change.code, bucket: change.bucket, n: delta))
+                if have == 0 && delta < 0 { continue }
+                if have + delta < 0 { below = true }
+                expected[key] = have + delta == 0 ? nil : have + delta
+            }
+            changes.sort { $0.code != $1.code ? $0.code < $1.code : TallyCounts.compare(Array($0.bucket.utf8), Array($1.bucket.utf8)) < 0 }
+            var out: [UInt8] = []
+            let bytes = try TallyCounts.encode(stored)
+            let merge = {
+                try bytes.withUnsafeBytes { stored in
+                    try withChanges(changes) { try TallyCounts.merge(stored, $0, into: &out) }
+                }
+            }
+            if below {
+                #expect(throws: DatabaseError.self) { try merge() }
+            } else {
+                try merge()
+                #expect(counts(try TallyCounts.decode(Data(out))) == expected)
+                // the same bytes as encoding the result
+                #expect(out == (try TallyCounts.encode(try TallyCounts.decode(Data(out)))))
+                #expect(try TallyCounts.encode(expected.map { key, n in
+                    let parts = key.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
+                    return Entry(code: UInt8(parts[0])!, bucket: String(parts[1]), n: n)
+                }) == out)
+            }
+        }
+    }
+
+    func withChanges<T>(_ changes: [Entry], _ body: ([TallyCounts.Change]) throws -> T) rethrows -> T {
+        let held = changes.map { Array($0.bucket.utf8) }
+        let buffers = held.map { bytes -> UnsafeMutableRawBufferPointer in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
+            buffer.copyBytes(from: bytes)
+            return buffer
+        }
+        defer { buffers.forEach { $0.deallocate() } }
+        return try body(
+            zip(changes, zip(buffers, held)).map { change, buffer in
+                TallyCounts.Change(
+                    code: change.code, bucket: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer.0)[0..<buffer.1.count]),
+                    delta: change.n)
+            })
+    }
+
+    @Test func damagedBytesAreAnErrorNotAnAnswer() throws {
+        let good = try TallyCounts.encode([Entry(code: 0, bucket: "ready", n: 300), Entry(code: 2, bucket: "high", n: 1)])
+        #expect(try TallyCounts.decode(Data(good)).count == 2)
+        // cut anywhere but between the two entries (code, length, "ready", 300 in two bytes)
+        let between = 1 + 1 + 5 + 2
+        for cut in 1..<good.count where cut != between {
+            #expect(throws: DatabaseError.self) { try TallyCounts.decode(Data(good.prefix(cut))) }
+        }
+        // a zero count, a bucket longer than the bytes, a number that never ends
+        for bad: [UInt8] in [[0, 1, 0x61, 0], [0, 9, 0x61, 1], [0, 1, 0x61] + Array(repeating: 0xff, count: 12)] {
+            #expect(throws: DatabaseError.self) { try TallyCounts.decode(Data(bad)) }
+        }
+    }
+
+    /// Every dimension the projection counts has its code, and the codes are the stored
+    /// ones: status 0, then the dimensions in their first order.
+    @Test func dimensionCodesAreFixed() {
+        #expect(TallyCounts.dimensionKeys.first == "status")
+        #expect(CatchProjection.dimensionCodes == CatchProjection.dimensions.indices.map { UInt8($0 + 1) })
+        #expect(CatchProjection.dimensions.map(\.key) == Array(TallyCounts.dimensionKeys.dropFirst()))
+    }
+
+    /// The counters as a count from scratch gives them: every stored catch's contribution
+    /// with its stored answer, at the four levels.
+    func recount(_ db: Database) throws -> [TallyCount] {
+        var totals: [[String]: Int] = [:]
+        let catches = try Bound(db, "SELECT id, userId, species, water, bait, caughtAt, latitude, longitude FROM fishCatch")
+        let answers = try Bound(db, CatchProjection.Answer.select.description)
+        try catches.each { row in
+            let fish = CatchProjection.Fish(row)
+            answers.bind(1, fish.id)
+            let answer = try answers.first(CatchProjection.Answer.init)
+            CatchProjection.contribution(fish, answer) { status, dimension, bucket in
+                let counted = status.map { ("status", $0) } ?? (CatchProjection.dimensions[dimension].key, bucket)
+                for (species, water) in [(fish.species, fish.water), (fish.species, ""), ("", fish.water), ("", "")] {
+                    totals[[fish.userId, species, water, counted.0, counted.1, fish.bait], default: 0] += 1
+                }
+            }
+        }
+        return totals.map { key, n in
+            TallyCount(userId: key[0], species: key[1], water: key[2], dimension: key[3], bucket: key[4], bait: key[5], n: n)
+        }.sorted()
+    }
+
+    /// Property: after any history (edits, deletes, late, repeated and stale answers), live
+    /// or replayed in batches, the counters are what counting the stored catches again gives.
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func countersEqualARecount(seed: UInt64) async throws {
+        let replays = BatchReplayTests()
+        let h = try await replays.live(replays.history(seed: seed))
+        let live = try await h.read { db in (try tallyCounts(db), try self.recount(db)) }
+        #expect(live.0.count > 50)
+        #expect(live.0 == live.1)
+        let batched = try await replays.replay(
+            [("weather-fetcher", h.events["weather-fetcher"] ?? []), ("records", h.events["records"] ?? [])], batched: true)
+        let replayed = try await batched.read { db in (try tallyCounts(db), try self.recount(db)) }
+        // (not the live counts: an answer before its catch can end otherwise than after it)
+        #expect(replayed.0 == replayed.1)
+        #expect(replayed.0.count > 50)
+    }
+
+    /// A database at the schema before "analytics.tallyRows", holding one-count rows, keeps
+    /// every count and every suggestion through the upgrade, and the projection goes on
+    /// from the converted rows as from its own.
+    @Test func upgradeFromOneCountRowsKeepsEveryCountAndSuggestion() async throws {
+        let replays = BatchReplayTests()
+        let h = try await replays.live(replays.history(seed: 6))
+        let counts = try await h.read { db in try tallyCounts(db) }
+        #expect(counts.count > 50)
+        let directory = "/tmp/lb-an-\(UUID().uuidString.prefix(8).lowercased())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/analytics.sqlite"
+        do {
+            let old = try DatabaseQueue(path: path)
+            try Schema.migrator.migrate(old, upTo: "analytics.tallyLevels")
+            try await old.write { db in
+                #expect(try db.columns(in: "catchTally").map(\.name).contains("dimension"))
+                try insertOneCountRows(db, counts.shuffled())
+                // a zero count (the projection deleted those) is not carried over
+                try insertOneCountRows(
+                    db, [TallyCount(userId: "alice", species: "", water: "", dimension: "sky", bucket: "fog", bait: "worm", n: 0)])
+            }
+            try old.close()
+        }
+        let upgraded = try Harness(path: path)
+        #expect(try await upgraded.read { db in try db.columns(in: "catchTally").map(\.name) } == [
+            "userId", "species", "water", "bait", "counts",
+        ])
+        #expect(try await upgraded.read { db in try tallyCounts(db) } == counts)
+        func expectSameSuggestions() async throws {
+            for user in ["alice", "bob", "carol", "dave"] {
+                for body: JSONValue in [
+                    [:], ["species": "pike"], ["species": "Perch"], ["water": "fresh"], ["water": "salt"],
+                    ["species": "Trout", "water": "fresh"], ["species": "carp"],
+                ] {
+                    #expect(
+                        try await upgraded.call("analytics.suggest", body, user: user)
+                            == (try await h.call("analytics.suggest", body, user: user)))
+                }
+            }
+        }
+        try await expectSameSuggestions()
+        // new catches and answers, to both
+        var random = SplitMix(seed: 66)
+        for i in 0..<12 {
+            let user = ["alice", "bob", "dave"][i % 3]
+            for store in [h, upgraded] {
+                try await store.feed(
+                    "catch.created", fish("n\(i)", species: ["Pike", "perch"][i % 2], bait: ["worm", "fly"][i % 2]), user: user)
+            }
+            let answer = replays.conditions("n\(i)", &random)
+            for store in [h, upgraded] where i % 4 != 3 {
+                try await store.feed("conditions.ready", answer, user: user, from: "weather-fetcher")
+            }
+        }
+        #expect(try await upgraded.read { db in try tallyCounts(db) } == (try await h.read { db in try tallyCounts(db) }))
+        try await expectSameSuggestions()
+    }
+}
