@@ -3,7 +3,7 @@
 // large transactions with the checkpoint), then measures `analytics.fuel.stats` and
 // `analytics.suggest` through the dispatcher. Queries read stored aggregates, so their
 // latency should not grow with the number of records.
-//   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000]
+//   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000] [--quick]
 import AnalyticsService
 import ArgumentParser
 import Foundation
@@ -25,6 +25,8 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
     @Option(help: "Events per transaction while loading.") var batch = 20_000
     @Option(help: "Timed queries per method and size.") var queries = 2_000
     @Option(help: "Keep the databases in this directory instead of a temporary one.") var directory: String?
+    @Flag(help: "The sizes and samples of `logbook-bench all --quick`: 1,000 and 50,000, 300 queries per method and size.")
+    var quick = false
     @Flag(help: "Write the aggregates after every event (the live path's pattern, and the code before batching) instead of once per batch.")
     var perEvent = false
 
@@ -33,15 +35,18 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: root) } }
         say(
-            "logbook-bench analytics: \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events\(perEvent ? " (aggregates written per event)" : ""), \(queries) queries per method"
+            "logbook-bench analytics\(quick ? " --quick" : ""): \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events\(perEvent ? " (aggregates written per event)" : ""), \(queryCount) queries per method"
         )
         var rows: [[String]] = []
-        for size in [small, large] {
+        for size in quick ? [1_000, 50_000] : [small, large] {
             rows.append(contentsOf: try await measure(size: size, path: "\(root)/analytics-\(size).sqlite").rows)
         }
         say("")
         say(table(["size", "what", "count", "p50", "p99", "notes"], rows))
     }
+
+    /// `--queries`, or 300 with `--quick`.
+    var queryCount: Int { quick ? 300 : queries }
 
     /// One size's figures: the load rate and each method's p99 in ms.
     struct Figures {
@@ -104,6 +109,7 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         ]
         for method in ["analytics.fuel.stats", "analytics.suggest"] {
             var samples: [Double] = []
+            let queries = queryCount
             samples.reserveCapacity(queries)
             for i in 0..<(queries + queries / 10) {
                 let user = generator.next(below: userCount)

@@ -116,8 +116,10 @@ final class ProjectionBatch {
     /// A catch's contribution to its row (`counts`: `countKey` values), taken out (sign
     /// -1) or put in (+1).
     func count(_ row: TallyRow, _ counts: [UInt64], _ sign: Int) {
-        tally[row, default: [:]].reserveCapacity(counts.count)
-        for count in counts { tally[row, default: [:]][count, default: 0] += sign }
+        func add(_ changes: inout [UInt64: Int]) {
+            for count in counts { changes[count, default: 0] += sign }
+        }
+        add(&tally[row, default: [:]])
     }
 
     /// A vehicle's counters change by `delta`; its closed cost per currency goes to fuelSpend.
@@ -182,28 +184,26 @@ final class ProjectionBatch {
             db, "UPDATE catchTally SET counts = ?5 WHERE userId = ?1 AND species = ?2 AND water = ?3 AND bait = ?4")
         let delete = try statement(
             db, "DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND bait = ?")
-        var changes: [(order: UInt64, change: TallyCounts.Change)] = []
+        var changes: [TallyCounts.Change] = []
         // in key order: a user's rows are next to each other in catchTally's b-tree
         for (row, counts) in levels.sorted(by: { $0.key < $1.key }) {
             changes.removeAll(keepingCapacity: true)
             for (count, delta) in counts where delta != 0 {
                 let code = UInt8(truncatingIfNeeded: count >> 32), bucket = Int(count & 0xffff_ffff)
                 changes.append(
-                    (
-                        UInt64(code) << 32 | UInt64(rank[bucket]),
-                        TallyCounts.Change(code: code, bucket: UnsafeRawBufferPointer(texts[bucket]), delta: delta)
-                    ))
+                    TallyCounts.Change(
+                        code: code, bucket: UnsafeRawBufferPointer(texts[bucket]), delta: delta,
+                        order: UInt64(code) << 32 | UInt64(rank[bucket])))
             }
             if changes.isEmpty { continue }
             changes.sort { $0.order < $1.order }
-            let sorted = changes.map(\.change)
             scratch.removeAll(keepingCapacity: true)
             bind(select, row)
             let stored = try select.first { columns in
-                try TallyCounts.merge(columns.blob(0), sorted, into: &scratch)
+                try TallyCounts.merge(columns.blob(0), changes, into: &scratch)
             }
             if stored == nil {
-                try TallyCounts.merge(UnsafeRawBufferPointer(start: nil, count: 0), sorted, into: &scratch)
+                try TallyCounts.merge(UnsafeRawBufferPointer(start: nil, count: 0), changes, into: &scratch)
             }
             if scratch.isEmpty {
                 if stored != nil {

@@ -114,6 +114,8 @@ enum TallyCounts {
         var code: UInt8
         var bucket: UnsafeRawBufferPointer
         var delta: Int
+        /// Where the caller sorts it (the merge reads only the fields above).
+        var order: UInt64 = 0
     }
 
     /// `stored` (a row's bytes, possibly none) with `changes` (sorted as the entries are)
