@@ -74,9 +74,9 @@ public final class Dispatcher: Sendable {
         self.endpoint = Mutex("in-process")
         var prefix = Data(",\"ok\":true,\"result\":{\"instanceId\":".utf8)
         prefix.append((try? WireCoding.encode(instanceId)) ?? Data("\"\"".utf8))
-        prefix.append(contentsOf: ",\"service\":".utf8)
+        prefix.appendUTF8(",\"service\":")
         prefix.append((try? WireCoding.encode(descriptor.name)) ?? Data("\"\"".utf8))
-        prefix.append(contentsOf: ",\"uptimeMs\":".utf8)
+        prefix.appendUTF8(",\"uptimeMs\":")
         pingResultPrefix = prefix
     }
 
@@ -172,8 +172,8 @@ public final class Dispatcher: Sendable {
         var reply = Data("{\"id\":".utf8)
         reply.append(id)
         reply.append(pingResultPrefix)
-        reply.append(contentsOf: "\(uptimeMs)}".utf8)
-        reply.append(contentsOf: ",\"v\":\(Protocol.version)}".utf8)
+        reply.appendUTF8("\(uptimeMs)}")
+        reply.appendUTF8(",\"v\":\(Protocol.version)}")
         return reply
     }
 

@@ -367,7 +367,7 @@ public struct Router: Sendable {
         }
         switch members["body"] {
         case nil:
-            input.append(contentsOf: "null".utf8)
+            input.appendUTF8("null")
         case let body?:
             if let canonical = CanonicalJSON.text(body) {
                 input.append(contentsOf: canonical)

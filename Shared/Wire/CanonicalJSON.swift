@@ -32,7 +32,7 @@ public enum CanonicalJSON {
         guard plain else { return (try? WireCoding.encode(text)) ?? Data("\"\"".utf8) }
         var data = Data(capacity: text.utf8.count + 2)
         data.append(UInt8(ascii: "\""))
-        data.append(contentsOf: text.utf8)
+        data.appendUTF8(text)
         data.append(UInt8(ascii: "\""))
         return data
     }

@@ -9,6 +9,10 @@
 // thread is parked in that poll and no wake-up is pending yet: while the thread is awake
 // (reading a burst, sending replies) it takes the queue on its next turn anyway, so a
 // reply handed over then costs no system call and no second wake-up.
+//
+// The thread is also a task executor: a sequential caller that runs under
+// `withTaskExecutorPreference(pump)` sends from the socket's thread and is resumed there
+// when its reply is read, with no hand-off to another thread either way.
 import CZMQ
 import Foundation
 import Synchronization
@@ -42,7 +46,12 @@ public final class SocketPump: Sendable {
 
     private struct Queue {
         var commands: [Command] = []
+        /// Tasks to run on this thread (the pump as their executor).
+        var jobs: [UnownedJob] = []
         var stopped = false
+        /// The thread has ended: jobs go to the global executor.
+        var ended = false
+        var hasWork: Bool { !commands.isEmpty || !jobs.isEmpty }
     }
 
     private let queue = Mutex(Queue())
@@ -55,6 +64,9 @@ public final class SocketPump: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let ready = DispatchSemaphore(value: 0)
     private let setupError = Mutex<String?>(nil)
+    /// The socket thread's pthread id, so `stop()` called from a job on it does not wait
+    /// for itself.
+    private let owner = Atomic<UInt>(0)
     public let name: String
 
     /// Answers a message on the socket's own thread, or returns nil to hand it to `onEvent`.
@@ -107,7 +119,9 @@ public final class SocketPump: Sendable {
     /// peer that stopped answering); the backlog is discarded.
     public func reconnect() { enqueue(.reconnect) }
 
-    /// Stops the thread and closes the socket; waits until it is done. Idempotent.
+    /// Stops the thread and closes the socket; waits until it is done (except when called
+    /// on the socket's own thread, by a task it runs: the thread stops after that job).
+    /// Idempotent.
     public func stop() {
         let first = queue.withLock { state -> Bool in
             if state.stopped { return false }
@@ -116,8 +130,20 @@ public final class SocketPump: Sendable {
             return true
         }
         guard first else { return }
+        if isCurrentThread { return }
         wake(force: true)
         finished.wait()
+    }
+
+    /// True when called on the socket's own thread (by a task the pump runs, or its callbacks).
+    public var isCurrentThread: Bool { owner.load(ordering: .acquiring) == Self.currentThread }
+
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+            UInt(bitPattern: pthread_self())
+        #else
+            UInt(pthread_self())
+        #endif
     }
 
     private func enqueue(_ command: Command) {
@@ -150,7 +176,7 @@ public final class SocketPump: Sendable {
         while read(wakeRead, &buffer, buffer.count) > 0 {}
     }
 
-    private var hasCommands: Bool { queue.withLock { !$0.commands.isEmpty } }
+    private var hasWork: Bool { queue.withLock { $0.hasWork } }
 
     // MARK: The socket's thread
 
@@ -161,7 +187,17 @@ public final class SocketPump: Sendable {
     }
 
     private func loop(setup: Setup, respond: Responder?, onEvent: @Sendable (Event) -> Void) {
-        defer { finished.signal() }
+        owner.store(Self.currentThread, ordering: .releasing)
+        defer {
+            // Tasks still waiting for this thread carry on on the global executor.
+            let left = queue.withLock { state -> [UnownedJob] in
+                state.ended = true
+                defer { state.jobs.removeAll() }
+                return state.jobs
+            }
+            for job in left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+            finished.signal()
+        }
         var socket: Socket?
         do {
             socket = try setup()
@@ -181,10 +217,11 @@ public final class SocketPump: Sendable {
             guard let current = socket else {
                 // Setup failed on reconnect: wait for the next command.
                 parked.store(true, ordering: .sequentiallyConsistent)
-                if !hasCommands { _ = try? waitForWake(timeoutMs: 100) }
+                if !hasWork { _ = try? waitForWake(timeoutMs: 100) }
                 parked.store(false, ordering: .sequentiallyConsistent)
                 drainWakePipe()
                 if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
+                runJobs()
                 continue
             }
             // Announce parking, then look at the queue: a command queued before the
@@ -194,7 +231,7 @@ public final class SocketPump: Sendable {
             // A backlog (a DEALER's first request while its connection is being set up)
             // wakes the thread as soon as the socket can take it; the 5 ms timer only
             // expires messages and covers a stalled backlog.
-            let timeout = hasCommands ? 0 : backlog.isEmpty ? -1 : 5
+            let timeout = hasWork ? 0 : backlog.isEmpty ? -1 : 5
             let readiness: (socket: Bool, fd: Bool, writable: Bool)
             do {
                 readiness = try current.poll(
@@ -218,6 +255,10 @@ public final class SocketPump: Sendable {
             }
             if readiness.fd { drainWakePipe() }
             if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
+            // Tasks resumed by the replies just read run now; what they send leaves at once.
+            if runJobs(), processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) {
+                return
+            }
             if !backlog.isEmpty, let current = socket {
                 let now = clock.now
                 let waiting = backlog.count
@@ -233,6 +274,17 @@ public final class SocketPump: Sendable {
                 stalled = false
             }
         }
+    }
+
+    /// Runs the tasks queued for this thread; true when there were any.
+    @discardableResult
+    private func runJobs() -> Bool {
+        let jobs = queue.withLock { state -> [UnownedJob] in
+            defer { state.jobs.removeAll(keepingCapacity: true) }
+            return state.jobs
+        }
+        for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        return !jobs.isEmpty
     }
 
     private func waitForWake(timeoutMs: Int32) throws {
@@ -283,6 +335,24 @@ public final class SocketPump: Sendable {
         } catch {
             onEvent(.dropped(tag: item.tag, reason: "\(error)"))
             return true
+        }
+    }
+}
+
+extension SocketPump: TaskExecutor {
+    /// Runs a task's next step on the socket's thread (see the header). Once the thread has
+    /// ended, steps go to the global executor, so no task is ever stranded.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let accepted = queue.withLock { state -> Bool in
+            guard !state.ended else { return false }
+            state.jobs.append(job)
+            return true
+        }
+        if accepted {
+            wake()
+        } else {
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
         }
     }
 }

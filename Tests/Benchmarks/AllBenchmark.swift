@@ -42,18 +42,20 @@ struct AllBenchmark: AsyncParsableCommand {
         say("\n== writes (synchronous=FULL)")
         let writes = try WritesBenchmark.parse(["--count", quick ? "1500" : "5000", "--in-flight", "1,64", "--durability", "full"])
         let w = try await writes.measure(.full, levels: [1, 64])
-        let rate64 = w.levels[64]!.rate
+        // Each against the raw loop's blocks run alongside it.
+        let at64 = w.levels[64]!, at1 = w.levels[1]!
+        let rate64 = at64.rate
         rows.append(
             Row(
                 measure: "durable writes/s at 64 in flight vs raw SQLite 1 INSERT/txn (FULL)",
-                baseline: String(format: "%.0f/s", w.rawRate), measured: String(format: "%.0f/s", rate64),
-                ratio: times(rate64 / w.rawRate), goal: "≥ 1.0×", met: rate64 / w.rawRate >= 1.0))
-        let p50One = w.levels[1]!.p50
-        let floor = rawEchoP50 + w.rawP50
+                baseline: String(format: "%.0f/s", at64.rawRate), measured: String(format: "%.0f/s", rate64),
+                ratio: times(rate64 / at64.rawRate), goal: "≥ 1.0×", met: rate64 / at64.rawRate >= 1.0))
+        let p50One = at1.p50
+        let floor = rawEchoP50 + at1.rawP50
         rows.append(
             Row(
                 measure: "write p50 at 1 in flight vs raw echo p50 + raw commit p50",
-                baseline: String(format: "%@ + %@", us(rawEchoP50), us(w.rawP50)), measured: us(p50One),
+                baseline: String(format: "%@ + %@", us(rawEchoP50), us(at1.rawP50)), measured: us(p50One),
                 ratio: times(p50One / floor), goal: "≤ 2×", met: p50One / floor <= 2))
 
         say("\n== the stack (real processes)")
