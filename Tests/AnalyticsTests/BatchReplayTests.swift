@@ -274,8 +274,8 @@ import Wire
     }
 
     /// A database made before the four tally levels gets them from its rows on upgrade (and
-    /// then the rows of one per bait): the same counters the projection keeps, so the same
-    /// suggestions.
+    /// then the two levels of one row per bait): the same counters the projection keeps, so
+    /// the same suggestions.
     @Test func upgradeBuildsTheTallyLevelsFromTheRows() async throws {
         let h = try await live(history(seed: 4))
         let expected = try await dump(h)

@@ -44,6 +44,26 @@ func tallyCounts(_ db: Database) throws -> [TallyCount] {
     return out.sorted()
 }
 
+/// The counts of the species-and-water level at the four levels the schema before
+/// "analytics.tallyRows" kept (species and/or water '' summed over).
+func fourLevels(_ counts: [TallyCount]) -> [TallyCount] {
+    var totals: [TallyCount: Int] = [:]
+    for c in counts where c.species != "" && c.water != "" {
+        for (species, water) in [(c.species, c.water), (c.species, ""), ("", c.water), ("", "")] {
+            var key = c
+            key.species = species
+            key.water = water
+            key.n = 0
+            totals[key, default: 0] += c.n
+        }
+    }
+    return totals.map { key, n in
+        var c = key
+        c.n = n
+        return c
+    }.sorted()
+}
+
 /// Writes counts as the one-count rows of the schema before "analytics.tallyRows".
 func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
     for c in counts {
@@ -177,7 +197,7 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
     }
 
     /// The counters as a count from scratch gives them: every stored catch's contribution
-    /// with its stored answer, at the four levels.
+    /// with its stored answer, at the two levels (its species; any species).
     func recount(_ db: Database) throws -> [TallyCount] {
         var totals: [[String]: Int] = [:]
         let catches = try Bound(db, "SELECT id, userId, species, water, bait, caughtAt, latitude, longitude FROM fishCatch")
@@ -188,8 +208,8 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
             let answer = try answers.first(CatchProjection.Answer.init)
             CatchProjection.contribution(fish, answer) { status, dimension, bucket in
                 let counted = status.map { ("status", $0) } ?? (CatchProjection.dimensions[dimension].key, bucket)
-                for (species, water) in [(fish.species, fish.water), (fish.species, ""), ("", fish.water), ("", "")] {
-                    totals[[fish.userId, species, water, counted.0, counted.1, fish.bait], default: 0] += 1
+                for species in [fish.species, ""] {
+                    totals[[fish.userId, species, fish.water, counted.0, counted.1, fish.bait], default: 0] += 1
                 }
             }
         }
@@ -215,9 +235,9 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
         #expect(replayed.0.count > 50)
     }
 
-    /// A database at the schema before "analytics.tallyRows", holding one-count rows, keeps
-    /// every count and every suggestion through the upgrade, and the projection goes on
-    /// from the converted rows as from its own.
+    /// A database at the schema before "analytics.tallyRows", holding one-count rows at
+    /// four levels, keeps every count (at the two levels now kept) and every suggestion
+    /// through the upgrade, and the projection goes on from the converted rows as from its own.
     @Test func upgradeFromOneCountRowsKeepsEveryCountAndSuggestion() async throws {
         let replays = BatchReplayTests()
         let h = try await replays.live(replays.history(seed: 6))
@@ -232,7 +252,9 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
             try Schema.migrator.migrate(old, upTo: "analytics.tallyLevels")
             try await old.write { db in
                 #expect(try db.columns(in: "catchTally").map(\.name).contains("dimension"))
-                try insertOneCountRows(db, counts.shuffled())
+                let old = fourLevels(counts)
+                #expect(old.count > counts.count)
+                try insertOneCountRows(db, old.shuffled())
                 // a zero count (the projection deleted those) is not carried over
                 try insertOneCountRows(
                     db, [TallyCount(userId: "alice", species: "", water: "", dimension: "sky", bucket: "fog", bait: "worm", n: 0)])

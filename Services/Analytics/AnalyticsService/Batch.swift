@@ -44,8 +44,8 @@ final class ProjectionBatch {
         }
     }
 
-    /// catchTally changes by row, at the catch's own species and water only (the other
-    /// three levels are summed from them when the batch is written), by `countKey`.
+    /// catchTally changes by row, at the catch's own species only (the any-species level is
+    /// summed from them when the batch is written), by `countKey`.
     private(set) var tally: [TallyRow: [UInt64: Int]] = [:]
     /// The bytes of the row being written.
     private var scratch: [UInt8] = []
@@ -149,23 +149,19 @@ final class ProjectionBatch {
         statement.bind(4, static: texts[Int(row.bait)])
     }
 
-    /// Writes the catch counters gathered: each at the four levels `analytics.suggest` reads
-    /// (its species and water, its species in any water, any species in its water, and all;
-    /// `CatchProjection.any` in the column summed over), so a query reads its own rows, as
-    /// many as there are baits, however many catches there are. Each row touched is read,
-    /// merged and written once.
+    /// Writes the catch counters gathered: each at the two levels `analytics.suggest` reads
+    /// (its species and water, and any species in its water: `CatchProjection.any` in the
+    /// species column), so a query reads the rows of its own filter or, without a water,
+    /// those of both waters: at most two per bait, however many catches there are. Each row
+    /// touched is read, merged and written once.
     private func flushTally(_ db: Database) throws {
         let any = anyName
         var levels: [TallyRow: [UInt64: Int]] = [:]
-        levels.reserveCapacity(tally.count * 4)
+        levels.reserveCapacity(tally.count * 2)
         for (row, changes) in tally {
             var level = row
             levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
-            level.water = any
-            levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
             level.species = any
-            levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
-            level.water = row.water
             levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
         }
         tally.removeAll(keepingCapacity: true)

@@ -235,11 +235,13 @@ enum Schema {
                         WHERE species <> '' AND water <> '' GROUP BY userId, dimension, bucket, bait;
                     """)
         }
-        // catchTally as one row per (userId, species, water, bait) at the same four levels,
-        // every dimension and bucket count of the row in one `counts` BLOB (Tally.swift has
-        // its format): a catch and its conditions change four rows instead of forty-odd, and
-        // a replay's batch writes each row once. The one-count rows are converted, so
-        // suggestions stay as they were without a rebuild.
+        // catchTally as one row per (userId, species, water, bait), every dimension and
+        // bucket count of the row in one `counts` BLOB (Tally.swift has its format), at two
+        // levels: the catch's species, and species '' (CatchProjection.any) for every species
+        // in that water; a query without a water adds the rows of both waters, so the levels
+        // with water '' are dropped. A catch and its conditions change two rows instead of
+        // forty-odd, and a replay's batch writes each row once. The one-count rows are
+        // converted, so suggestions stay as they were without a rebuild.
         migrator.registerMigration("analytics.tallyRows") { db in
             try db.execute(
                 sql: """
@@ -257,7 +259,7 @@ enum Schema {
                 db,
                 sql: """
                     SELECT userId, species, water, bait, dimension, bucket, n FROM catchTallyCounts
-                    WHERE n > 0 ORDER BY userId, species, water, bait
+                    WHERE n > 0 AND water <> '' ORDER BY userId, species, water, bait
                     """)
             var key: [String]? = nil
             var entries: [TallyCounts.Entry] = []

@@ -2,8 +2,9 @@
 // and bait (`catchTally`), adjusted by each catch and conditions event: the catch's old
 // contribution is taken out and its new one put in, so replays and out-of-order arrivals
 // between the records and weather-fetcher streams end in the same counts. Each count is
-// kept at four levels (species and water, either one summed over, both), so a query reads
-// only the rows of its own filter, never a sum over a user's catches.
+// kept at two levels (its species and water; any species in its water), one row per bait
+// holding every bucket's count (Tally.swift), so a query reads the rows of its filter (of
+// both waters when it names none), never a sum over a user's catches.
 //
 // A catch's conditions are the weather-fetcher's latest answer for it, when that answer was
 // made for the catch's current place and hour (an answer for the place before an edit
@@ -129,8 +130,8 @@ enum CatchProjection {
         static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
     }
 
-    /// The species or water of a catchTally row counting every species or water (never a
-    /// key: an empty species is "(none)", water is fresh or salt).
+    /// The species of a catchTally row counting every species in its water (never a key:
+    /// an empty species is "(none)").
     static let any = ""
 
     /// Species and baits are grouped case-insensitively.
@@ -318,18 +319,21 @@ enum SuggestQueries {
         if let text = body.species, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw ServiceError.invalid("species", "must not be empty when given")
         }
-        // the rows counted at this filter's level, one per bait: dimension → bucket → bait → count
+        // the rows counted at this filter's level, one per bait and water (both waters when
+        // none is given): dimension → bucket → bait → count
         var counts: [String: [String: [String: Int]]] = [:]
         let rows = try Row.fetchCursor(
             db.cachedStatement(
-                sql: "SELECT bait, counts FROM catchTally WHERE userId = ? AND species = ? AND water = ?"),
-            arguments: [userId, species ?? CatchProjection.any, body.water?.rawValue ?? CatchProjection.any])
+                sql: """
+                    SELECT bait, counts FROM catchTally WHERE userId = ?1 AND species = ?2 AND (?3 IS NULL OR water = ?3)
+                    """),
+            arguments: [userId, species ?? CatchProjection.any, body.water?.rawValue])
         while let row = try rows.next() {
             let bait: String = row[0]
             let entries = try row.withUnsafeData(atIndex: 1) { data in try TallyCounts.decode(data ?? Data()) }
             for entry in entries where Int(entry.code) < TallyCounts.dimensionKeys.count {
-                counts[TallyCounts.dimensionKeys[Int(entry.code)], default: [:]][entry.bucket, default: [:]][bait] =
-                    entry.n
+                counts[TallyCounts.dimensionKeys[Int(entry.code)], default: [:]][entry.bucket, default: [:]][
+                    bait, default: 0] += entry.n
             }
         }
         let status = counts["status"] ?? [:]

@@ -1,8 +1,9 @@
 // The stored form of the catch counters (`catchTally`, Schema.swift "analytics.tallyRows"):
-// one row per user, species, water and bait at each of the four levels, holding every
-// condition bucket's count of that row in one `counts` BLOB. A catch and its conditions
-// change four rows instead of forty-odd one-count rows, and a batch reads and writes each
-// row it touched once (Batch.swift).
+// one row per user, species, water and bait at each of the two levels (the catch's species,
+// and every species: CatchProjection.any), holding every condition bucket's count of that
+// row in one `counts` BLOB. A catch and its conditions change two rows instead of
+// forty-odd one-count rows, and a batch reads and writes each row it touched once
+// (Batch.swift).
 //
 // A BLOB rather than an integer column per bucket: the buckets are the weather-fetcher's
 // labels (open text: bands, "3 Bft", tide phases), so fixed columns would need a migration
