@@ -281,16 +281,10 @@ import Wire
         let expected = try await dump(h)
         let base = try await h.read { db in try tallyCounts(db).filter { $0.species != "" && $0.water != "" } }
         #expect(base.count < expected["catchCounts"]?.count ?? 0)
-        let directory = "/tmp/lb-an-\(UUID().uuidString.prefix(8).lowercased())"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let path = directory + "/analytics.sqlite"
-        do {
-            let old = try DatabaseQueue(path: path)
-            try Schema.migrator.migrate(old, upTo: "analytics.userZone")
-            try await old.write { db in try insertOneCountRows(db, base) }
-            try old.close()
+        let (directory, path) = try await oldDatabase(upTo: "analytics.userZone") { db in
+            try insertOneCountRows(db, base)
         }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let upgraded = try Harness(path: path)
         let after = try await dump(upgraded)
         #expect(after["catchCounts"] == expected["catchCounts"])

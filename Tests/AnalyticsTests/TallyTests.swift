@@ -64,6 +64,21 @@ func fourLevels(_ counts: [TallyCount]) -> [TallyCount] {
     }.sorted()
 }
 
+/// A database file at the schema up to `migration`, filled by `fill` and closed: (its
+/// directory, to remove; its path).
+func oldDatabase(upTo migration: String, _ fill: @escaping @Sendable (Database) throws -> Void) async throws
+    -> (String, String)
+{
+    let directory = "/tmp/lb-an-\(UUID().uuidString.prefix(8).lowercased())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let path = directory + "/analytics.sqlite"
+    let old = try DatabaseQueue(path: path)
+    try Schema.migrator.migrate(old, upTo: migration)
+    try await old.write(fill)
+    try old.close()
+    return (directory, path)
+}
+
 /// Writes counts as the one-count rows of the schema before "analytics.tallyRows".
 func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
     for c in counts {
@@ -243,24 +258,16 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
         let h = try await replays.live(replays.history(seed: 6))
         let counts = try await h.read { db in try tallyCounts(db) }
         #expect(counts.count > 50)
-        let directory = "/tmp/lb-an-\(UUID().uuidString.prefix(8).lowercased())"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let path = directory + "/analytics.sqlite"
-        do {
-            let old = try DatabaseQueue(path: path)
-            try Schema.migrator.migrate(old, upTo: "analytics.tallyLevels")
-            try await old.write { db in
-                #expect(try db.columns(in: "catchTally").map(\.name).contains("dimension"))
-                let old = fourLevels(counts)
-                #expect(old.count > counts.count)
-                try insertOneCountRows(db, old.shuffled())
-                // a zero count (the projection deleted those) is not carried over
-                try insertOneCountRows(
-                    db, [TallyCount(userId: "alice", species: "", water: "", dimension: "sky", bucket: "fog", bait: "worm", n: 0)])
-            }
-            try old.close()
+        let (directory, path) = try await oldDatabase(upTo: "analytics.tallyLevels") { db in
+            #expect(try db.columns(in: "catchTally").map(\.name).contains("dimension"))
+            let rows = fourLevels(counts)
+            #expect(rows.count > counts.count)
+            try insertOneCountRows(db, rows.shuffled())
+            // a zero count (the projection deleted those) is not carried over
+            try insertOneCountRows(
+                db, [TallyCount(userId: "alice", species: "", water: "", dimension: "sky", bucket: "fog", bait: "worm", n: 0)])
         }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let upgraded = try Harness(path: path)
         #expect(try await upgraded.read { db in try db.columns(in: "catchTally").map(\.name) } == [
             "userId", "species", "water", "bait", "counts",
