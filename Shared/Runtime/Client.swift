@@ -193,6 +193,10 @@ public final class ServiceClient: Transport, Sendable {
     public var stackKey: String? { settings.stackKey }
     private let pump: SocketPump
     private let waiters: Waiters
+    private let reconnects = Atomic<Int>(0)
+
+    /// How many times this client replaced its socket because the peer fell silent.
+    public var reconnectCount: Int { reconnects.load(ordering: .relaxed) }
 
     public init(service: String, endpoint: String, settings: ClientSettings = ClientSettings()) throws {
         self.service = service
@@ -248,6 +252,7 @@ public final class ServiceClient: Transport, Sendable {
             let remaining = deadline - clock.now
             if remaining <= .zero { break }
             let share = attempt == attempts ? remaining : min(remaining, timeout / attempts)
+            let sent = clock.now
             let outcome = await waiters.wait(id: id, timeout: share) {
                 pump.send([Data(), frame], tag: id, expires: clock.now + share)
             }
@@ -257,9 +262,15 @@ public final class ServiceClient: Transport, Sendable {
             case .timedOut(let delivered):
                 try Task.checkCancellation()
                 everDelivered = everDelivered || delivered
-                // Lazy Pirate: a peer that took the request but did not answer gets a fresh
-                // socket; when nothing was delivered libzmq is still reconnecting by itself.
-                if delivered { pump.reconnect() }
+                // Lazy Pirate: a peer that took the request and has said nothing since gets a
+                // fresh socket. A peer that answered other requests meanwhile is alive: the
+                // request is sent again on the same socket, so the replies still on their
+                // way to the other requests in flight are not thrown away with it. When
+                // nothing was delivered, libzmq is still connecting by itself.
+                if delivered, !waiters.heardFrom(since: sent) {
+                    reconnects.add(1, ordering: .relaxed)
+                    pump.reconnect()
+                }
             }
         }
         let ms = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
@@ -294,6 +305,8 @@ final class Waiters: Sendable {
 
     private struct State {
         var entries: [String: Entry] = [:]
+        /// When the last reply (to any request) arrived.
+        var lastReply: ContinuousClock.Instant?
         /// The deadline the timer is set for; nil: not set.
         var armedFor: ContinuousClock.Instant?
     }
@@ -333,8 +346,17 @@ final class Waiters: Sendable {
     }
 
     func resolve(_ id: String, with outcome: Outcome) {
-        guard let entry = state.withLock({ $0.entries.removeValue(forKey: id) }) else { return }
-        entry.continuation.resume(returning: outcome)
+        let entry = state.withLock { state -> Entry? in
+            if case .reply = outcome { state.lastReply = .now }
+            return state.entries.removeValue(forKey: id)
+        }
+        entry?.continuation.resume(returning: outcome)
+    }
+
+    /// True when a reply (to any request, even one no longer waited for) arrived at or after
+    /// `instant`: the peer is alive.
+    func heardFrom(since instant: ContinuousClock.Instant) -> Bool {
+        state.withLock { $0.lastReply.map { $0 >= instant } ?? false }
     }
 
     func markDelivered(_ id: String) {

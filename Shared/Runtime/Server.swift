@@ -137,11 +137,19 @@ public final class ServiceServer: Service, Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(30)
         while inFlight.value > 0, clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+            await Self.pause(.milliseconds(5))
         }
         // Give the last replies a moment to leave before the socket closes.
-        try? await Task.sleep(for: .milliseconds(50))
+        await Self.pause(.milliseconds(50))
         logger.info("stopped")
+    }
+
+    /// Waits even in a cancelled task. The drain above must let the handlers in flight
+    /// finish; `Task.sleep` in a cancelled task returns at once, and the loop would hold a
+    /// thread of the pool those handlers need (with two cores, two servers draining this way
+    /// held the whole pool until the deadline).
+    static func pause(_ duration: Duration) async {
+        await Task.detached { try? await Task.sleep(for: duration) }.value
     }
 
     /// [identity, payload] or [identity, "", payload] → (envelope to echo, payload).

@@ -82,7 +82,7 @@ public enum EnvelopeScan {
             if let error, !bytes[error].elementsEqual("null".utf8) { return nil }
             var syntax = Syntax(bytes: bytes)
             guard syntax.document() else { return nil }
-            return Data(bytes[result])
+            return Data(UnsafeBufferPointer(rebasing: bytes[result]))
         }
     }
 
@@ -103,13 +103,13 @@ public enum EnvelopeScan {
             let key = String(decoding: keyBytes, as: UTF8.self)
             if keys.contains(key) {
                 if result[key] != nil { repeated = true }
-                result[key] = Data(bytes[value])
+                result[key] = Data(UnsafeBufferPointer(rebasing: bytes[value]))
             }
         } escapedKey: { keyBytes, value in
             let key = (try? JSONDecoder().decode(String.self, from: Data(keyBytes))) ?? ""
             if keys.contains(key) {
                 if result[key] != nil { repeated = true }
-                result[key] = Data(bytes[value])
+                result[key] = Data(UnsafeBufferPointer(rebasing: bytes[value]))
             }
         }
         return result

@@ -116,7 +116,8 @@ public final class SocketPump: Sendable {
     }
 
     /// Closes the socket and opens a fresh one (the Lazy Pirate pattern's remedy for a
-    /// peer that stopped answering); the backlog is discarded.
+    /// peer that stopped answering). Messages still in the backlog were never handed to
+    /// libzmq: they wait for the new socket, within their expiry.
     public func reconnect() { enqueue(.reconnect) }
 
     /// Stops the thread and closes the socket; waits until it is done (except when called
@@ -309,7 +310,6 @@ public final class SocketPump: Sendable {
             case .reconnect:
                 socket?.close()
                 socket = nil
-                backlog.removeAll()
                 do {
                     socket = try setup()
                 } catch {

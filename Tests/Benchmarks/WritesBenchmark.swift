@@ -85,7 +85,7 @@ struct WritesBenchmark: AsyncParsableCommand {
         for level in levels {
             let before = host.commits.statistics
             var rawSamples: [Double] = [], samples: [Double] = []
-            var rawElapsed = 0.0, elapsed = 0.0
+            var rawElapsed = 0.0, steadyCount = 0, steadySeconds = 0.0
             let block = (count + Self.blocks - 1) / Self.blocks
             while samples.count < count {
                 let n = min(block, count - samples.count)
@@ -94,15 +94,16 @@ struct WritesBenchmark: AsyncParsableCommand {
                 rawElapsed += re
                 // One at a time, the caller runs on the client's socket thread, as a sequential
                 // caller can (ServiceClient.executor); with more in flight, on the task pool.
-                let (w, we) = try await withTaskExecutorPreference(level == 1 ? client.executor : nil) {
+                let driven = try await withTaskExecutorPreference(level == 1 ? client.executor : nil) {
                     try await drive(client: client, inFlight: level, count: n)
                 }
-                samples += w
-                elapsed += we
+                samples += driven.samples
+                steadyCount += driven.steadyCount
+                steadySeconds += driven.steadySeconds
             }
             let after = host.commits.statistics
             let transactions = after.transactions - before.transactions
-            let rate = Double(count) / elapsed, rawRate = Double(count) / rawElapsed
+            let rate = Double(steadyCount) / steadySeconds, rawRate = Double(count) / rawElapsed
             figures.levels[level] = (rate, percentile(samples, 0.5), rawRate, percentile(rawSamples, 0.5))
             allRaw += rawSamples
             allRawElapsed += rawElapsed
@@ -110,7 +111,7 @@ struct WritesBenchmark: AsyncParsableCommand {
                 format: "raw SQLite insert loop (1 row per transaction), beside %d in flight: %.0f writes/s  p50 %.0f µs  p99 %.0f µs",
                 level, rawRate, percentile(rawSamples, 0.5), percentile(rawSamples, 0.99)))
             print(String(
-                format: "records.expense.add, %3d in flight: %.0f writes/s (%.2f× raw)  p50 %.0f µs  p99 %.0f µs  (%d transactions, %.1f writes each)",
+                format: "records.expense.add, %3d in flight: %.0f writes/s with the pipeline full (%.2f× raw)  p50 %.0f µs  p99 %.0f µs  (%d transactions, %.1f writes each)",
                 level, rate, rate / rawRate, percentile(samples, 0.5), percentile(samples, 0.99), transactions,
                 Double(count) / Double(max(1, transactions))))
         }
@@ -140,11 +141,22 @@ struct WritesBenchmark: AsyncParsableCommand {
         return (samples, seconds(clock.now - begin))
     }
 
-    /// Keeps `inFlight` requests outstanding until `count` are done; returns each latency.
-    func drive(client: ServiceClient, inFlight: Int, count: Int) async throws -> ([Double], Double) {
+    /// What `drive` measured: each request's latency, the whole time, and the steady part:
+    /// completions counted from the moment the first `inFlight` replies are in (the pipeline
+    /// is full) to the moment the last request is sent (it starts to drain), so a block's
+    /// ramp-up and ramp-down do not count against the service's rate.
+    struct Drive {
+        var samples: [Double]
+        var elapsed: Double
+        var steadyCount: Int
+        var steadySeconds: Double
+    }
+
+    /// Keeps `inFlight` requests outstanding until `count` are done.
+    func drive(client: ServiceClient, inFlight: Int, count: Int) async throws -> Drive {
         let clock = ContinuousClock()
         let start = clock.now
-        let samples = try await withThrowingTaskGroup(of: Double.self) { group in
+        return try await withThrowingTaskGroup(of: Double.self) { group in
             var started = 0
             var samples: [Double] = []
             samples.reserveCapacity(count)
@@ -162,16 +174,25 @@ struct WritesBenchmark: AsyncParsableCommand {
                 launch(started)
                 started += 1
             }
+            var full: (at: ContinuousClock.Instant, done: Int)?
+            var draining: (at: ContinuousClock.Instant, done: Int)?
             while let sample = try await group.next() {
                 samples.append(sample)
+                if full == nil, samples.count >= min(inFlight, count) { full = (clock.now, samples.count) }
                 if started < count {
                     launch(started)
                     started += 1
+                    if started == count { draining = (clock.now, samples.count) }
                 }
             }
-            return samples
+            let elapsed = seconds(clock.now - start)
+            if let full, let draining, draining.done - full.done >= inFlight {
+                return Drive(
+                    samples: samples, elapsed: elapsed, steadyCount: draining.done - full.done,
+                    steadySeconds: seconds(draining.at - full.at))
+            }
+            return Drive(samples: samples, elapsed: elapsed, steadyCount: samples.count, steadySeconds: elapsed)
         }
-        return (samples, seconds(clock.now - start))
     }
 
     var rawMigrator: DatabaseMigrator {

@@ -1,5 +1,6 @@
 // The client's promises: a service that is down is reported `unavailable` within the
-// deadline; a write retried across a service restart is applied exactly once.
+// deadline; a write retried across a service restart is applied exactly once; one request
+// that goes unanswered does not cost the other requests in flight their replies.
 import Foundation
 import GRDB
 import Logging
@@ -96,6 +97,62 @@ final class RestartableService: Sendable {
         #expect(error?.code == .alreadyExists)
         #expect(try second.noteCount() == 1)
         await second.stop()
+    }
+
+    /// One request times out (its handler outlasts the deadline) while others are in flight
+    /// and replies keep coming: the peer is alive, so the client resends on the same socket
+    /// instead of replacing it, and a reply on its way to another request is not lost.
+    @Test func anUnansweredRequestDoesNotCostTheOthersTheirReplies() async throws {
+        try await withRunningService { endpoint, _, _ in
+            let client = try ServiceClient(service: "test", endpoint: endpoint, settings: ClientSettings(attempts: 3))
+            defer { client.close() }
+            let quiet = ContinuousClock.now + .milliseconds(1500)
+            async let unanswered: ErrorCode? = {
+                // Each try waits 0.4 s; the handler takes 1.5 s.
+                do {
+                    _ = try await client.call(
+                        "test.slow", EchoBody(text: "slow", count: 1500), as: EchoBody.self,
+                        options: CallOptions(timeout: .milliseconds(1200)))
+                    return nil
+                } catch let error as ServiceError {
+                    return error.code
+                }
+            }()
+            async let other = { () async throws -> EchoBody in
+                try await Task.sleep(for: .milliseconds(100))
+                // In flight when the first try above times out (at 0.4 s): answered at 0.7 s.
+                return try await client.call(
+                    "test.slow", EchoBody(text: "other", count: 600), as: EchoBody.self,
+                    options: CallOptions(timeout: .seconds(3)))
+            }()
+            var echoed = 0
+            while ContinuousClock.now < quiet {
+                _ = try await client.call("test.echo", EchoBody(text: "e\(echoed)"), as: EchoBody.self)
+                echoed += 1
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try await unanswered == .deadlineExceeded)
+            #expect(try await other.text == "other")
+            #expect(echoed > 10)
+            #expect(client.reconnectCount == 0, "replaced its socket \(client.reconnectCount) times while the peer answered")
+        }
+    }
+
+    /// The other side of the rule: a peer that took a request and then said nothing at all
+    /// gets a fresh socket (the Lazy Pirate pattern), and the next request is answered.
+    @Test func aSilentPeerGetsAFreshSocket() async throws {
+        try await withRunningService { endpoint, _, _ in
+            let client = try ServiceClient(service: "test", endpoint: endpoint, settings: ClientSettings(attempts: 2))
+            defer { client.close() }
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(
+                    "test.slow", EchoBody(text: "slow", count: 1500), as: EchoBody.self,
+                    options: CallOptions(timeout: .milliseconds(800)))
+            }
+            #expect(error?.code == .deadlineExceeded)
+            #expect(client.reconnectCount >= 1)
+            #expect(try await client.call("test.echo", EchoBody(text: "after"), as: EchoBody.self).text == "after")
+        }
     }
 
     @Test func aWriteThatArrivesWhileTheServiceIsDownIsAppliedOnceItStarts() async throws {
