@@ -236,7 +236,8 @@ public final class ServiceClient: Transport, Sendable {
     deinit { pump.stop() }
 
     /// The client's socket thread as a task executor. A caller that makes one request at a
-    /// time (the CLI, a benchmark loop) and runs under `withTaskExecutorPreference(executor)`
+    /// time (the ping and single-write benchmarks do; the CLI and services do not yet) and runs
+    /// under `withTaskExecutorPreference(executor)`
     /// sends and is resumed on that thread: two thread hand-offs fewer per request.
     public var executor: SocketPump { pump }
 
