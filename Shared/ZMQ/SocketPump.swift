@@ -8,7 +8,9 @@
 // eventfd on Linux, a pipe elsewhere). A sender writes to that descriptor only when the
 // thread is parked in that poll and no wake-up is pending yet: while the thread is awake
 // (reading a burst, sending replies) it takes the queue on its next turn anyway, so a
-// reply handed over then costs no system call and no second wake-up.
+// reply handed over then costs no system call and no second wake-up. "Pending" must mean
+// a write the thread has not read yet: the thread reads the descriptor first and only then
+// says no wake-up is pending (see `drainWakePipe`).
 //
 // The thread is also a task executor: a sequential caller that runs under
 // `withTaskExecutorPreference(pump)` sends from the socket's thread and is resumed there
@@ -61,6 +63,7 @@ public final class SocketPump: Sendable {
     private let parked = Atomic<Bool>(false)
     /// A wake-up was written and not yet consumed: further senders need not write.
     private let signalled = Atomic<Bool>(false)
+    private let betweenDrainSteps: (@Sendable () -> Void)?
     private let finished = DispatchSemaphore(value: 0)
     private let ready = DispatchSemaphore(value: 0)
     private let setupError = Mutex<String?>(nil)
@@ -75,9 +78,20 @@ public final class SocketPump: Sendable {
 
     /// Starts the thread and creates the socket on it. Throws if the first setup fails
     /// (e.g. the endpoint cannot be bound), so a service learns at start-up, not later.
-    public init(
+    public convenience init(
         name: String, setup: @escaping Setup, respond: Responder? = nil, onEvent: @escaping @Sendable (Event) -> Void
     ) throws {
+        try self.init(name: name, setup: setup, respond: respond, onEvent: onEvent, betweenDrainSteps: nil)
+    }
+
+    /// - Parameter betweenDrainSteps: for tests only: runs on the socket's thread between
+    ///   reading the wake-up descriptor and clearing `signalled`, where a sender that saw the
+    ///   thread parked a moment earlier can still be signalling.
+    init(
+        name: String, setup: @escaping Setup, respond: Responder? = nil, onEvent: @escaping @Sendable (Event) -> Void,
+        betweenDrainSteps: (@Sendable () -> Void)?
+    ) throws {
+        self.betweenDrainSteps = betweenDrainSteps
         #if os(Linux)
             let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
             guard fd >= 0 else { throw ZMQError(errno: errno, operation: "eventfd") }
@@ -161,6 +175,13 @@ public final class SocketPump: Sendable {
     /// after that change looks at the queue before it sleeps.
     private func wake(force: Bool = false) {
         guard force || parked.load(ordering: .sequentiallyConsistent) else { return }
+        signal(force: force)
+    }
+
+    /// The second half of `wake`: what a sender does once it has seen the thread parked,
+    /// possibly a moment before the thread woke up anyway (internal for the test that
+    /// signals in exactly that window).
+    func signal(force: Bool = false) {
         guard !signalled.exchange(true, ordering: .sequentiallyConsistent) || force else { return }
         #if os(Linux)
             var one: UInt64 = 1
@@ -171,10 +192,18 @@ public final class SocketPump: Sendable {
         #endif
     }
 
+    /// Reads every pending wake-up, then says none is pending. In this order, a sender that
+    /// signals in between finds `signalled` still set and does not write; its command is
+    /// in the queue already, and the thread takes the queue after this. The other order
+    /// (clear, then read) could swallow that sender's write while `signalled` stayed set:
+    /// every later sender then skipped its write, and the parked thread slept through their
+    /// commands until traffic on the socket woke it (a reply held until the client's
+    /// timeout; `logbook-bench writes` at 64 in flight saw it under load).
     private func drainWakePipe() {
+        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &buffer, { read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
+        betweenDrainSteps?()
         signalled.store(false, ordering: .sequentiallyConsistent)
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while read(wakeRead, &buffer, buffer.count) > 0 {}
     }
 
     private var hasWork: Bool { queue.withLock { $0.hasWork } }
