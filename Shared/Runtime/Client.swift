@@ -50,6 +50,14 @@ extension Transport {
         }
     }
 
+    /// Calls a method and returns the reply frame as it came, undecoded (for benchmarks
+    /// that time the service apart from the caller's decoding of its answer).
+    public func replyFrame<Body: Encodable & Sendable>(
+        _ method: String, _ body: Body, options: CallOptions = CallOptions()
+    ) async throws -> Data {
+        try await send(method, body: body, options: options)
+    }
+
     /// Calls a method; returns its result decoded, or throws the service's error. The
     /// result is decoded once, straight from the reply frame.
     public func call<Body: Encodable & Sendable, Result: Decodable>(

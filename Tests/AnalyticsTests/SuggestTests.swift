@@ -230,6 +230,34 @@ extension JSONValue {
         }
         #expect(try await h.suggest()["basis"] == "based on 20 catches: high confidence")
     }
+
+    /// Shares are worked out in integers; they must be what dividing and rounding Decimals
+    /// gives, as values and as the text the wire carries.
+    @Test func sharesAreTheRoundedDecimalQuotient() throws {
+        func reference(_ count: Int, _ total: Int) -> Decimal {
+            guard total != 0 else { return 0 }
+            var quotient = Decimal(count) / Decimal(total)
+            var rounded = Decimal()
+            NSDecimalRound(&rounded, &quotient, 3, .plain)
+            return rounded
+        }
+        var pairs: [(Int, Int)] = [
+            (0, 0), (5, 0), (1, Int.max), (Int.max / 1000, Int.max / 999), (Int.max, Int.max), (3, 2), (1 << 40, 1 << 40),
+            ((1 << 40) - 1, (1 << 40) - 1), (1, (1 << 40) - 1),
+        ]
+        for total in 1...400 { for count in 0...total { pairs.append((count, total)) } }
+        for total in [999, 1000, 1001, 2000, 3333, 65_537, 1_000_000] {
+            for count in [0, 1, total / 3, total / 2, total / 2 + 1, total - 1, total] { pairs.append((count, total)) }
+        }
+        var wrong: [String] = []
+        for (count, total) in pairs {
+            let mine = SuggestQueries.share(count, total), theirs = reference(count, total)
+            let mineText = String(decoding: try WireCoding.encode([mine]), as: UTF8.self)
+            let theirText = String(decoding: try WireCoding.encode([theirs]), as: UTF8.self)
+            if mine != theirs || mineText != theirText { wrong.append("\(count)/\(total): \(mineText) vs \(theirText)") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) of \(pairs.count) differ, e.g. \(wrong.prefix(5))")
+    }
 }
 
 extension JSONValue {

@@ -310,8 +310,18 @@ enum SuggestQueries {
             : "based on \(n) catch\(n == 1 ? "" : "es"): \(confidence(n)) confidence"
     }
 
+    /// count / total to 3 decimals, half away from zero: the same value (and the same text
+    /// once encoded) as dividing and rounding Decimals, in integers. A suggestion has a
+    /// share for every bucket and bait it lists, and Foundation's Decimal division and
+    /// rounding cost about 3 µs each (0.5–0.7 ms of a 50-catch user's answer).
     static func share(_ count: Int, _ total: Int) -> Decimal {
-        total == 0 ? 0 : (Decimal(count) / Decimal(total)).rounded(3)
+        if total == 0 { return 0 }
+        // A part of a whole of any size a user could have; anything else the slow way.
+        guard total > 0, count >= 0, count <= total, total < 1 << 40 else {
+            return (Decimal(count) / Decimal(total)).rounded(3)
+        }
+        let thousandths = (count * 2000 + total) / (2 * total)
+        return Decimal(sign: .plus, exponent: -3, significand: Decimal(thousandths))
     }
 
     static func suggest(_ db: Database, userId: String, body: SuggestRequest) throws -> Suggestions {
