@@ -94,7 +94,8 @@ public final class ServiceServer: Service, Sendable {
                         logger.debug("malformed envelope dropped", metadata: ["zmq.frames": "\(frames.count)"])
                         return
                     }
-                    if inFlight.increment() > maxInFlight {
+                    let running = inFlight.increment()
+                    if running > maxInFlight {
                         inFlight.decrement()
                         let busy = Dispatcher.encodeError(
                             id: Dispatcher.salvageId(payload),
@@ -102,7 +103,14 @@ public final class ServiceServer: Service, Sendable {
                         Task { await pumpHolder.wait().send(envelope + [busy], expires: .now + .seconds(5)) }
                         return
                     }
-                    Task {
+                    // A request that finds the server idle runs on the socket's thread (the
+                    // pump is a task executor): decoding, the hand-off to the commit queue, the
+                    // resumption after it and the reply all happen here, with no wake-up of a
+                    // pool thread either way. Blocking work never runs in a handler (it goes to
+                    // queues of its own: the group commit, password hashing, photos), so the
+                    // thread is back in its poll at the handler's first suspension. With other
+                    // requests in flight, a request runs on the pool, so handlers use both cores.
+                    Task(executorPreference: running == 1 ? pumpHolder.current : nil) {
                         let reply = await dispatcher.handle(payload)
                         await pumpHolder.wait().send(envelope + [reply], expires: .now + .seconds(5))
                         inFlight.decrement()
@@ -187,6 +195,9 @@ final class Counter: Sendable {
 final class PumpReference: Sendable {
     private let reference = Mutex<SocketPump?>(nil)
     func set(_ pump: SocketPump) { reference.withLock { $0 = pump } }
+
+    /// The pump, or nil before `set`.
+    var current: SocketPump? { reference.withLock { $0 } }
 
     func wait() async -> SocketPump {
         while true {

@@ -108,8 +108,13 @@ public final class SocketPump: Sendable {
             wakeWrite = fds[1]
         #endif
         self.name = name
-        let thread = Thread { [self] in self.loop(setup: setup, respond: respond, onEvent: onEvent) }
-        thread.name = "zmq.\(name)"
+        let thread = Thread { [self] in
+            // Named from inside: Foundation does not pass a name set before `start()` on to
+            // the OS thread, which then kept its creator's name in top, perf and gdb.
+            // Linux takes at most 15 bytes.
+            Thread.current.name = String(decoding: "zmq.\(name)".utf8.prefix(15), as: UTF8.self)
+            self.loop(setup: setup, respond: respond, onEvent: onEvent)
+        }
         thread.start()
         ready.wait()
         if let message = setupError.withLock({ $0 }) {
