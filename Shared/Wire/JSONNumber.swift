@@ -176,3 +176,38 @@ extension JSONNumber: Codable {
         }
     }
 }
+
+extension JSONNumber {
+    /// The value in thousandths (a `Milli`), read from the canonical digits: nil unless it has
+    /// at most three decimals, at most 18 digits and fits `Milli`'s range, so that whatever
+    /// this answers is what `Milli(exactly:)` of the number's Decimal answers.
+    public var thousandths: Int64? {
+        var value: Int64 = 0
+        var negative = false
+        var decimals = -1  // -1: no point yet
+        var digits = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if decimals >= 0 {
+                    decimals += 1
+                    if decimals > 3 { return nil }
+                }
+                digits += 1
+                if digits > 18 { return nil }
+                value = value * 10 + Int64(byte &- UInt8(ascii: "0"))
+            case UInt8(ascii: "-") where digits == 0 && !negative:
+                negative = true
+            case UInt8(ascii: ".") where decimals < 0 && digits > 0:
+                decimals = 0
+            default:
+                return nil  // an exponent, or not a number's text
+            }
+        }
+        guard digits > 0, decimals != 0 else { return nil }
+        let scale: Int64 = decimals <= 0 ? 1000 : decimals == 1 ? 100 : decimals == 2 ? 10 : 1
+        let (scaled, overflow) = value.multipliedReportingOverflow(by: scale)
+        guard !overflow, scaled <= Int64.max / 2 else { return nil }
+        return negative ? -scaled : scaled
+    }
+}

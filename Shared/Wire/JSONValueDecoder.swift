@@ -40,16 +40,26 @@ struct JSONValueDecoder: Decoder {
 
     /// Decodes `type` from `value` at `path`: the few Foundation types JSONDecoder treats
     /// specially are handled as it does; everything else by its own `init(from:)`.
-    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, path: [any CodingKey]) throws -> T {
+    /// The path is built only when it is needed (an error, or a value decoded by its own
+    /// `init(from:)`): a payload's dates and quantities need none.
+    static func decode<T: Decodable>(
+        _ type: T.Type, from value: JSONValue, path: @autoclosure () -> [any CodingKey]
+    ) throws -> T {
+        // A quantity from the number's canonical digits (JSONNumber.swift); anything unusual
+        // (an exponent, more than three decimals, out of range) goes through Decimal below,
+        // which says exactly what is wrong with it.
+        if T.self == Milli.self, case .number(let number) = value, let milli = number.thousandths {
+            return Milli(thousandths: milli) as! T
+        }
         if T.self == Date.self {
             guard case .string(let text) = value else {
                 throw DecodingError.typeMismatch(
-                    String.self, .init(codingPath: path, debugDescription: "expected a time string, found \(value.kindName)"))
+                    String.self, .init(codingPath: path(), debugDescription: "expected a time string, found \(value.kindName)"))
             }
             guard let date = WireTime.parse(text) else {
                 throw DecodingError.dataCorrupted(
                     .init(
-                        codingPath: path,
+                        codingPath: path(),
                         debugDescription: "expected an ISO-8601 time with an offset, like 2026-05-01T14:45:00Z (got \"\(text)\")"))
             }
             return date as! T
@@ -64,7 +74,7 @@ struct JSONValueDecoder: Decoder {
             return try WireCoding.decoder.decode(T.self, from: WireCoding.encode(value))
         }
         if T.self == JSONValue.self { return value as! T }
-        return try T(from: JSONValueDecoder(value, codingPath: path))
+        return try T(from: JSONValueDecoder(value, codingPath: path()))
     }
 }
 
@@ -105,28 +115,80 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = object[key.stringValue], value != .null else { return nil }
+        guard let value = object[key.stringValue] else { return nil }
+        if case .null = value { return nil }
         return try JSONValueDecoder.decode(T.self, from: value, path: codingPath + [key])
     }
 
+    // The primitives are read in place, with the path built only for an error: a payload's
+    // fields are mostly these, and a path array per field was an allocation each.
+
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(Bool.self)
+        let value = try value(key)
+        if case .bool(let b) = value { return b }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Bool.self)
     }
 
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(String.self)
+        let value = try value(key)
+        if case .string(let s) = value { return s }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(String.self)
     }
 
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(Double.self)
+        let value = try value(key)
+        if case .number(let n) = value { return n.double }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Double.self)
     }
 
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(Int.self)
+        let value = try value(key)
+        if case .number(let n) = value, let integer = n.int64, let exact = Int(exactly: integer) { return exact }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Int.self)
     }
 
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        try SingleContainer(value: try value(key), codingPath: codingPath + [key]).decode(Int64.self)
+        let value = try value(key)
+        if case .number(let n) = value, let integer = n.int64 { return integer }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Int64.self)
+    }
+
+    // One look-up for an optional primitive: the standard library's default asks
+    // `contains`, then `decodeNil`, then `decode`, three look-ups of the same key.
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let value = object[key.stringValue] else { return nil }
+        if case .null = value { return nil }
+        if case .bool(let b) = value { return b }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Bool.self)
+    }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let value = object[key.stringValue] else { return nil }
+        if case .null = value { return nil }
+        if case .string(let s) = value { return s }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(String.self)
+    }
+
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let value = object[key.stringValue] else { return nil }
+        if case .null = value { return nil }
+        if case .number(let n) = value { return n.double }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Double.self)
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let value = object[key.stringValue] else { return nil }
+        if case .null = value { return nil }
+        if case .number(let n) = value, let integer = n.int64, let exact = Int(exactly: integer) { return exact }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Int.self)
+    }
+
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        guard let value = object[key.stringValue] else { return nil }
+        if case .null = value { return nil }
+        if case .number(let n) = value, let integer = n.int64 { return integer }
+        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Int64.self)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
