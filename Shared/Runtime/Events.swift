@@ -69,12 +69,13 @@ public final class EventPublisher: Service, Sendable {
         zap?.cancel()
     }
 
-    /// Sends every outbox row not yet published. Called after each commit.
-    public func publishPending() {
+    /// Sends every outbox row not yet published. Called after each commit, on the commit
+    /// queue, with the writer connection (GroupCommitter's `afterCommit`).
+    public func publishPending(_ db: Database) {
         do {
             while true {
                 let after = lastPublished.withLock { $0 }
-                let rows = try reader.read { try Outbox.encodedSince($0, after: after, limit: 1000) }
+                let rows = try Outbox.encodedSince(db, after: after, limit: 1000)
                 guard let last = rows.last else { return }
                 for row in rows {
                     pump.send([Data(row.type.utf8), row.json])

@@ -58,7 +58,7 @@ public final class ServiceHost: Sendable {
                 service: descriptor.name, endpoint: $0, reader: database, curve: curve, health: health, logger: logger)
         }
         self.publisher = publisher
-        commits = GroupCommitter(writer: database) { _ in publisher?.publishPending() }
+        commits = GroupCommitter(writer: database) { db, _ in publisher?.publishPending(db) }
     }
 
     /// A router whose write routes commit through this host's group committer.

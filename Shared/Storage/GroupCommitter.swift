@@ -30,21 +30,26 @@ public final class GroupCommitter: Sendable {
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "logbook.group-commit")
     private let maxBatch: Int
-    private let afterCommit: @Sendable (_ batchSize: Int) -> Void
+    private let afterCommit: @Sendable (_ db: Database, _ batchSize: Int) -> Void
     private let stats = Mutex(Stats())
     private let lastRelief = Mutex<ContinuousClock.Instant?>(nil)
 
     public struct Stats: Sendable {
+        /// Transactions committed.
         public var transactions = 0
+        /// Writes handled, committed or refused.
         public var writes = 0
         public var largestBatch = 0
     }
 
-    /// - Parameter afterCommit: called on the commit queue after each successful commit
-    ///   (the event publisher hooks in here to send what the outbox just received).
+    /// - Parameter afterCommit: called on the commit queue after each successful commit,
+    ///   once the callers are resumed, with the writer connection outside any transaction
+    ///   (the event publisher hooks in here to send what the outbox just received: read on
+    ///   this connection, whose cache holds the pages just written, rather than on a reader
+    ///   checked out of the pool with a read transaction of its own).
     public init(
         writer: any DatabaseWriter, maxBatch: Int = 512,
-        afterCommit: @escaping @Sendable (_ batchSize: Int) -> Void = { _ in }
+        afterCommit: @escaping @Sendable (_ db: Database, _ batchSize: Int) -> Void = { _, _ in }
     ) {
         self.writer = writer
         self.maxBatch = maxBatch
@@ -98,35 +103,50 @@ public final class GroupCommitter: Sendable {
     private func commit(_ batch: [Job]) {
         do {
             try writer.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
-                    for job in batch {
-                        do {
-                            try db.inSavepoint {
-                                try job.run(db)
-                                return .commit
-                            }
-                            job.outcome = .success(())
-                        } catch {
-                            job.outcome = .failure(error)
-                            // A savepoint failure that broke the transaction itself aborts the batch.
-                            if !db.isInsideTransaction { throw error }
-                        }
+                if batch.count == 1 {
+                    // One write: the transaction is its savepoint. A write that fails is
+                    // rolled back with it (and its error is the batch's), so nothing is
+                    // committed, and nothing synced, for it.
+                    try db.inTransaction(.immediate) {
+                        try batch[0].run(db)
+                        return .commit
                     }
-                    return .commit
+                } else {
+                    try commitEach(batch, db)
                 }
+                stats.withLock {
+                    $0.transactions += 1
+                    $0.writes += batch.count
+                    $0.largestBatch = max($0.largestBatch, batch.count)
+                }
+                for job in batch { job.finish(job.outcome) }
+                afterCommit(db, batch.count)
             }
         } catch {
             if let error = error as? DatabaseError, error.resultCode == .SQLITE_FULL { relieveFullDisk() }
+            stats.withLock { $0.writes += batch.count }
             for job in batch { job.finish(.failure(error)) }
-            return
         }
-        stats.withLock {
-            $0.transactions += 1
-            $0.writes += batch.count
-            $0.largestBatch = max($0.largestBatch, batch.count)
+    }
+
+    /// Several writes in one transaction, each in its own savepoint.
+    private func commitEach(_ batch: [Job], _ db: Database) throws {
+        try db.inTransaction(.immediate) {
+            for job in batch {
+                do {
+                    try db.inSavepoint {
+                        try job.run(db)
+                        return .commit
+                    }
+                    job.outcome = .success(())
+                } catch {
+                    job.outcome = .failure(error)
+                    // A savepoint failure that broke the transaction itself aborts the batch.
+                    if !db.isInsideTransaction { throw error }
+                }
+            }
+            return .commit
         }
-        for job in batch { job.finish(job.outcome) }
-        afterCommit(batch.count)
     }
 }
 

@@ -75,23 +75,23 @@ public enum Outbox {
         let rows = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT seq, type, userId, at, data FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?"),
             arguments: [after, limit])
-        let encoder = WireCoding.encoder
-        return try rows.map { row in
+        return rows.map { row in
             let seq: Int64 = row["seq"]
             let type: String = row["type"]
             let userId: String? = row["userId"]
             let at = WireTime.format(Date(timeIntervalSince1970: row["at"]))
             let data: Data = row["data"]
-            // The same fields, in the same (sorted) order, as encoding an `Event`.
+            // The same fields, in the same (sorted) order, as encoding an `Event`; the texts
+            // quoted as the shared encoder quotes them (CanonicalJSON.quoted).
             var json = Data("{\"at\":".utf8)
-            json.append(try encoder.encode(at))
+            json.append(CanonicalJSON.quoted(at))
             json.append(Data(",\"data\":".utf8))
             json.append(data)
             json.append(Data(",\"seq\":\(seq),\"type\":".utf8))
-            json.append(try encoder.encode(type))
+            json.append(CanonicalJSON.quoted(type))
             if let userId {
                 json.append(Data(",\"userId\":".utf8))
-                json.append(try encoder.encode(userId))
+                json.append(CanonicalJSON.quoted(userId))
             }
             json.append(Data("}".utf8))
             return (seq, type, json)

@@ -53,6 +53,21 @@ struct InProcess {
         #expect(stats.transactions < 200, "writes waiting together were committed together (\(stats.transactions) transactions)")
     }
 
+    /// One write at a time: each is a batch of one, committed without a savepoint, and one
+    /// that fails is rolled back whole (no row, no event, no transaction committed for it).
+    @Test func loneWritesCommitAloneAndAFailureLeavesNothing() async throws {
+        let service = try InProcess()
+        for i in 0..<20 {
+            let text = i % 2 == 0 ? "" : "note \(i)"
+            let result = try? await service.transport.call("test.note.add", NoteBody(text: text), as: NoteResult.self)
+            #expect((result != nil) == (i % 2 == 1), "write \(i)")
+        }
+        #expect(try service.count("note") == 10)
+        #expect(try service.count("outbox") == 10)
+        let stats = service.host.commits.statistics
+        #expect(stats.writes == 20 && stats.transactions == 10 && stats.largestBatch == 1)
+    }
+
     @Test func idempotencyKeyReturnsTheFirstResult() async throws {
         let service = try InProcess()
         let options = CallOptions(idempotencyKey: "same")
