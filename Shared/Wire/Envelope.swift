@@ -135,7 +135,9 @@ public enum WireCoding {
     }
 
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try decoder.decode(type, from: data)
+        // A JSONValue is read from the bytes (JSONParser.swift); Foundation decides the rest.
+        if T.self == JSONValue.self, let value = JSONParser.parse(data) { return value as! T }
+        return try decoder.decode(type, from: data)
     }
 
     /// A decoding failure in words a person can act on, with the field's dotted path.

@@ -15,7 +15,7 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible, Expressib
     /// The canonical JSON text of the number.
     public let text: String
 
-    private init(canonical text: String) { self.text = text }
+    init(canonical text: String) { self.text = text }
 
     public init(_ value: some BinaryInteger) { text = String(value) }
 

@@ -62,6 +62,7 @@ public enum JSONValue: Sendable, Equatable, Hashable {
     }
 
     public static func parse(_ data: Data) throws -> JSONValue {
+        if let value = JSONParser.parse(data) { return value }
         do {
             return try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
