@@ -23,6 +23,13 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
     @Option(help: "Catches per fill-up (1 = as many catches as fill-ups).") var catchRatio = 1.0
     @Option(help: "Users, one vehicle each (fewer when the size is small: at least 10 fill-ups per vehicle).")
     var users = 1_000
+    @Option(
+        help: """
+            Fill-ups and catches per user at every size (users = size / this), so that both sizes \
+            query histories of one size and the ratio shows how a query scales with the store \
+            alone. Without it, users are min(--users, size / 10).
+            """)
+    var perUser: Int?
     @Option(help: "Events per transaction while loading.") var batch = 20_000
     @Option(help: "Timed queries per method and size.") var queries = 2_000
     @Option(help: "Keep the databases in this directory instead of a temporary one.") var directory: String?
@@ -55,12 +62,18 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         var p99: [String: Double] = [:]
     }
 
-    func measure(size: Int, path: String) async throws -> (rows: [[String]], figures: Figures) {
+    /// Users (one vehicle each) at `size`: see `--per-user` and `--users`.
+    func userCount(size: Int, perUser: Int? = nil) -> Int {
+        if let perUser = perUser ?? self.perUser { return max(1, size / max(1, perUser)) }
+        return max(1, min(users, size / 10))
+    }
+
+    func measure(size: Int, path: String, perUser: Int? = nil) async throws -> (rows: [[String]], figures: Figures) {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         let service = try AnalyticsService(
             database: DatabaseSettings(path: path), sessions: AnalyticsBenchSessions(), logger: logger)
-        let userCount = max(1, min(users, size / 10))
+        let userCount = userCount(size: size, perUser: perUser)
         let catches = Int(Double(size) * catchRatio)
         var workload = Workload(users: userCount, fills: size, catches: catches)
         func sink(_ producer: String) -> DatabaseEventSink {
