@@ -103,14 +103,18 @@ public final class ServiceServer: Service, Sendable {
                         Task { await pumpHolder.wait().send(envelope + [busy], expires: .now + .seconds(5)) }
                         return
                     }
-                    // A request that finds the server idle runs on the socket's thread (the
-                    // pump is a task executor): decoding, the hand-off to the commit queue, the
-                    // resumption after it and the reply all happen here, with no wake-up of a
-                    // pool thread either way. Blocking work never runs in a handler (it goes to
-                    // queues of its own: the group commit, password hashing, photos), so the
-                    // thread is back in its poll at the handler's first suspension. With other
-                    // requests in flight, a request runs on the pool, so handlers use both cores.
-                    Task(executorPreference: running == 1 ? pumpHolder.current : nil) {
+                    // A small request that finds the server idle runs on the socket's thread
+                    // (the pump is a task executor): decoding, the hand-off to the commit
+                    // queue, the resumption after it and the reply all happen here, with no
+                    // wake-up of a pool thread either way. Blocking work never runs in a
+                    // handler (it goes to queues of its own: the group commit, password
+                    // hashing, image work, backups), so the thread is back in its poll at the
+                    // handler's first suspension. A large frame (a photo, a shard import) costs
+                    // milliseconds to decode and hash in the handler itself, and runs on the
+                    // pool, as does any request while others are in flight: handlers then use
+                    // both cores and the socket keeps reading.
+                    let here = running == 1 && payload.count <= Self.socketThreadMaxBytes
+                    Task(executorPreference: here ? pumpHolder.current : nil) {
                         let reply = await dispatcher.handle(payload)
                         await pumpHolder.wait().send(envelope + [reply], expires: .now + .seconds(5))
                         inFlight.decrement()
@@ -151,6 +155,9 @@ public final class ServiceServer: Service, Sendable {
         await Self.pause(.milliseconds(50))
         logger.info("stopped")
     }
+
+    /// The largest request that may run on the socket's thread (see `run`).
+    static let socketThreadMaxBytes = 64 * 1024
 
     /// Waits even in a cancelled task. The drain above must let the handlers in flight
     /// finish; `Task.sleep` in a cancelled task returns at once, and the loop would hold a

@@ -1,7 +1,7 @@
-// Where a request's handler runs (Shared/Runtime/Server.swift): a request that finds the
-// server idle runs on the server's socket thread, the pump being its task executor; a
-// handler suspended there does not hold up the socket, and a request arriving meanwhile
-// runs on the pool.
+// Where a request's handler runs (Shared/Runtime/Server.swift): a small request that finds
+// the server idle runs on the server's socket thread, the pump being its task executor; a
+// large one runs on the pool; a handler suspended on the socket thread does not hold up the
+// socket, and a request arriving meanwhile runs on the pool.
 import Foundation
 import Logging
 import Runtime
@@ -36,6 +36,9 @@ import Wire
         defer { scratch.remove() }
         var router = Router()
         router.read("threads.name", access: .public) { (_: Empty, _) -> String in Self.threadName() }
+        router.read("threads.large", access: .public, maxBytes: 1024 * 1024) { (_: Large, _) -> String in
+            Self.threadName()
+        }
         router.read("threads.hold", access: .public) { (_: Empty, _) -> [String] in
             let before = Self.threadName()
             gates.enter.yield()
@@ -63,6 +66,23 @@ import Wire
                     "threads.name", Empty(), as: String.self, options: CallOptions(timeout: .seconds(5)))
                 #expect(name == "zmq.threads")
             }
+        }
+    }
+
+    struct Large: Codable, Sendable { var text: String }
+
+    /// A frame that costs milliseconds to decode (a photo, a shard import) runs on the pool,
+    /// even at an idle server, so the socket keeps reading meanwhile.
+    @Test func aLargeRequestRunsOnThePool() async throws {
+        try await withServer(Gates()) { endpoint in
+            let client = try ServiceClient(service: "threads", endpoint: endpoint)
+            defer { client.close() }
+            let options = CallOptions(timeout: .seconds(5))
+            let small = Large(text: String(repeating: "x", count: 1000))
+            let large = Large(text: String(repeating: "x", count: 100 * 1024))
+            #expect(try await client.call("threads.large", small, as: String.self, options: options) == "zmq.threads")
+            let name = try await client.call("threads.large", large, as: String.self, options: options)
+            #expect(name != "zmq.threads" && !name.isEmpty, "\(name)")
         }
     }
 
