@@ -192,30 +192,21 @@ enum JSONParser {
             return code
         }
 
-        /// A number token, as the canonical text a JSONValue decoded by Foundation holds.
+        /// A number token, as the canonical text a JSONValue decoded by Foundation holds
+        /// (`JSONNumber.canonicalText`: an Int64 at once, else a number a Decimal holds exactly).
         mutating func number() -> JSONValue? {
             let start = i
-            var plainInteger = true
-            while i < bytes.count {
+            scan: while i < bytes.count {
                 switch bytes[i] {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
-                    break
-                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"):
-                    plainInteger = false
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+                    UInt8(ascii: "e"), UInt8(ascii: "E"):
+                    i += 1
                 default:
-                    return token(start, plainInteger)
+                    break scan
                 }
-                i += 1
             }
-            return token(start, plainInteger)
-        }
-
-        func token(_ start: Int, _ plainInteger: Bool) -> JSONValue? {
             guard i > start else { return nil }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
-            if plainInteger, i - start <= 18, JSONNumber.isJSONNumber(text.utf8), let integer = Int64(text) {
-                return .number(JSONNumber(canonical: String(integer)))
-            }
             guard let canonical = JSONNumber.canonicalText(text) else { return nil }
             return .number(JSONNumber(canonical: canonical))
         }

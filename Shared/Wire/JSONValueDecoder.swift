@@ -115,80 +115,48 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try present(key).map { try JSONValueDecoder.decode(T.self, from: $0, path: codingPath + [key]) }
+    }
+
+    /// The field's value unless it is absent or null.
+    private func present(_ key: Key) -> JSONValue? {
         guard let value = object[key.stringValue] else { return nil }
         if case .null = value { return nil }
-        return try JSONValueDecoder.decode(T.self, from: value, path: codingPath + [key])
+        return value
     }
 
-    // The primitives are read in place, with the path built only for an error: a payload's
-    // fields are mostly these, and a path array per field was an allocation each.
+    // The primitives are read in place (SingleContainer's reads, the path built only for an
+    // error); an optional one with one look-up, where the standard library's default asks
+    // `contains`, then `decodeNil`, then `decode`.
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        let value = try value(key)
-        if case .bool(let b) = value { return b }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Bool.self)
-    }
-
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try SingleContainer.bool(value(key), codingPath + [key]) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        let value = try value(key)
-        if case .string(let s) = value { return s }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(String.self)
+        try SingleContainer.string(value(key), codingPath + [key])
     }
-
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        let value = try value(key)
-        if case .number(let n) = value { return n.double }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Double.self)
+        try SingleContainer.double(value(key), codingPath + [key])
     }
-
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        let value = try value(key)
-        if case .number(let n) = value, let integer = n.int64, let exact = Int(exactly: integer) { return exact }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Int.self)
+        try SingleContainer.integer(type, value(key), codingPath + [key])
     }
-
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        let value = try value(key)
-        if case .number(let n) = value, let integer = n.int64 { return integer }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Int64.self)
+        try SingleContainer.integer(type, value(key), codingPath + [key])
     }
-
-    // One look-up for an optional primitive: the standard library's default asks
-    // `contains`, then `decodeNil`, then `decode`, three look-ups of the same key.
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        guard let value = object[key.stringValue] else { return nil }
-        if case .null = value { return nil }
-        if case .bool(let b) = value { return b }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Bool.self)
+        try present(key).map { try SingleContainer.bool($0, codingPath + [key]) }
     }
-
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = object[key.stringValue] else { return nil }
-        if case .null = value { return nil }
-        if case .string(let s) = value { return s }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(String.self)
+        try present(key).map { try SingleContainer.string($0, codingPath + [key]) }
     }
-
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        guard let value = object[key.stringValue] else { return nil }
-        if case .null = value { return nil }
-        if case .number(let n) = value { return n.double }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Double.self)
+        try present(key).map { try SingleContainer.double($0, codingPath + [key]) }
     }
-
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        guard let value = object[key.stringValue] else { return nil }
-        if case .null = value { return nil }
-        if case .number(let n) = value, let integer = n.int64, let exact = Int(exactly: integer) { return exact }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Int.self)
+        try present(key).map { try SingleContainer.integer(type, $0, codingPath + [key]) }
     }
-
     func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
-        guard let value = object[key.stringValue] else { return nil }
-        if case .null = value { return nil }
-        if case .number(let n) = value, let integer = n.int64 { return integer }
-        return try SingleContainer(value: value, codingPath: codingPath + [key]).decode(Int64.self)
+        try present(key).map { try SingleContainer.integer(type, $0, codingPath + [key]) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -262,41 +230,51 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     }
 }
 
-private struct SingleContainer: SingleValueDecodingContainer {
+fileprivate struct SingleContainer: SingleValueDecodingContainer {
     let value: JSONValue
     let codingPath: [any CodingKey]
 
     func decodeNil() -> Bool { value == .null }
 
-    private func mismatch<T>(_ type: T.Type, _ expected: String) -> DecodingError {
-        .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Expected \(expected) but found \(value.kindName) instead."))
+    func decode(_ type: Bool.Type) throws -> Bool { try Self.bool(value, codingPath) }
+    func decode(_ type: String.Type) throws -> String { try Self.string(value, codingPath) }
+    func decode(_ type: Double.Type) throws -> Double { try Self.double(value, codingPath) }
+    func decode(_ type: Float.Type) throws -> Float { Float(try Self.double(value, codingPath, as: Float.self)) }
+    private func integer<T: BinaryInteger>(_ type: T.Type) throws -> T { try Self.integer(type, value, codingPath) }
+
+    // The reads themselves, with the path built only for an error: KeyedContainer reads a
+    // field in place with them (a path array per field was an allocation each).
+
+    private static func mismatch<T>(_ type: T.Type, _ expected: String, _ value: JSONValue, _ path: [any CodingKey])
+        -> DecodingError
+    {
+        .typeMismatch(type, .init(codingPath: path, debugDescription: "Expected \(expected) but found \(value.kindName) instead."))
     }
 
-    func decode(_ type: Bool.Type) throws -> Bool {
-        guard case .bool(let b) = value else { throw mismatch(type, "Bool") }
+    static func bool(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        guard case .bool(let b) = value else { throw mismatch(Bool.self, "Bool", value, path()) }
         return b
     }
 
-    func decode(_ type: String.Type) throws -> String {
-        guard case .string(let s) = value else { throw mismatch(type, "String") }
+    static func string(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
+        guard case .string(let s) = value else { throw mismatch(String.self, "String", value, path()) }
         return s
     }
 
-    func decode(_ type: Double.Type) throws -> Double {
-        guard case .number(let n) = value else { throw mismatch(type, "a number") }
+    static func double<T>(
+        _ value: JSONValue, _ path: @autoclosure () -> [any CodingKey], as type: T.Type = Double.self
+    ) throws -> Double {
+        guard case .number(let n) = value else { throw mismatch(type, "a number", value, path()) }
         return n.double
     }
 
-    func decode(_ type: Float.Type) throws -> Float {
-        guard case .number(let n) = value else { throw mismatch(type, "a number") }
-        return Float(n.double)
-    }
-
-    private func integer<T: BinaryInteger>(_ type: T.Type) throws -> T {
-        guard case .number(let n) = value else { throw mismatch(type, "a number") }
+    static func integer<T: BinaryInteger>(
+        _ type: T.Type, _ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]
+    ) throws -> T {
+        guard case .number(let n) = value else { throw mismatch(type, "a number", value, path()) }
         guard let integer = n.int64, let exact = T(exactly: integer) else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: codingPath, debugDescription: "Number \(n) is not representable in Swift as \(type)."))
+                .init(codingPath: path(), debugDescription: "Number \(n) is not representable in Swift as \(type)."))
         }
         return exact
     }
