@@ -150,7 +150,7 @@ let package = Package(
         // The local stack's supervisor and its files (pids, logs, lock), started and stopped
         // by `logbook stack`; no argument parsing or printing.
         .target(
-            name: "StackSupervisor", dependencies: ["Runtime", "Wire"], path: "Services/Gateway/StackSupervisor",
+            name: "StackSupervisor", dependencies: ["Runtime", "Storage", "Wire"], path: "Services/Gateway/StackSupervisor",
             swiftSettings: swiftSettings),
         .target(
             name: "Gateway",

@@ -228,8 +228,19 @@ final class DatabaseLock: Sendable {
 
 }
 
-/// Who holds file locks, from /proc/locks.
+/// Who holds file locks, from /proc/locks. A probe reads this instead of trying the lock
+/// itself: a shared `flock` taken only to test, however briefly, makes the owner's own
+/// non-blocking exclusive attempt fail if it comes at that moment, and a supervisor or a
+/// service starting then would exit as if another process held its file.
 public enum FileLocks {
+    /// The pid holding a flock on the file at `path` (nil when none does, or the file is not
+    /// there). Takes no lock.
+    public static func holder(of path: String) -> Int32? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return holder(inode: info.st_ino)
+    }
+
     /// The pid holding a flock on the file with this inode.
     public static func holder(inode: ino_t) -> Int32? {
         guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }

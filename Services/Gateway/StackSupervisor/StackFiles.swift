@@ -3,6 +3,7 @@
 // run/<service>.pid. Helpers here decide whether a recorded pid is still that process.
 import Foundation
 import Runtime
+import Storage
 import Wire
 
 public struct StackFiles: Sendable {
@@ -36,13 +37,21 @@ public struct StackFiles: Sendable {
     }
 
     /// Takes the stack's lock for this process and writes its pid in the lock file; nil when
-    /// another process holds it. The descriptor is the lock: keep it open.
-    func lockStack() throws -> Int32? {
+    /// another process still holds it after `patience`. The descriptor is the lock: keep it
+    /// open. (The patience is for a holder of a moment: a child of an old supervisor between
+    /// fork and exec holds a copy of its descriptor, and an older `logbook` probed by taking
+    /// the lock shared.)
+    func lockStack(patience: Duration = .milliseconds(500)) throws -> Int32? {
         let fd = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ServiceError(.internal, "cannot open \(lockFile): \(String(cString: strerror(errno)))") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            return nil
+        let clock = ContinuousClock()
+        let deadline = clock.now + patience
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard clock.now < deadline else {
+                close(fd)
+                return nil
+            }
+            usleep(10_000)
         }
         ftruncate(fd, 0)
         let text = "\(getpid())\n"
@@ -52,15 +61,11 @@ public struct StackFiles: Sendable {
 
     /// The supervisor's pid when one is running for this stack's data: the lock file is
     /// locked, and names a live `supervise` process.
+    /// It reads who holds the lock from /proc/locks (FileLocks), never taking the lock to see:
+    /// `stack up` polls this while its new supervisor takes the lock, which would then fail.
     public func liveSupervisor() -> pid_t? {
-        let fd = open(lockFile, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-            flock(fd, LOCK_UN)
-            return nil  // nobody holds it
-        }
-        guard let pid = Self.readPid(lockFile), ProcessTable.isAlive(pid),
+        guard FileLocks.holder(of: lockFile) != nil,
+            let pid = Self.readPid(lockFile), ProcessTable.isAlive(pid),
             ProcessTable.arguments(pid).contains("supervise")
         else { return nil }
         return pid
