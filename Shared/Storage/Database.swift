@@ -206,7 +206,7 @@ final class DatabaseLock: Sendable {
                 close(fd)
                 return existing
             }
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            guard FileLocks.lockExclusively(fd) else {
                 let holder = FileLocks.holder(inode: info.st_ino).map { " (pid \($0))" } ?? ""
                 close(fd)
                 throw DatabaseOpenError(
@@ -228,17 +228,22 @@ final class DatabaseLock: Sendable {
 
 }
 
-/// Who holds file locks, from /proc/locks. A probe reads this instead of trying the lock
-/// itself: a shared `flock` taken only to test, however briefly, makes the owner's own
-/// non-blocking exclusive attempt fail if it comes at that moment, and a supervisor or a
-/// service starting then would exit as if another process held its file.
+/// Taking a file's `flock`, and who holds file locks, from /proc/locks.
 public enum FileLocks {
-    /// The pid holding a flock on the file at `path` (nil when none does, or the file is not
-    /// there). Takes no lock.
-    public static func holder(of path: String) -> Int32? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return holder(inode: info.st_ino)
+    /// Takes an exclusive flock on `fd`, waiting up to `patience` for a holder of a moment:
+    /// a probe (`logbook stack up` asking whether a supervisor runs, `restore` whether a
+    /// service holds its database) takes the lock shared for a few microseconds, and a child
+    /// between fork and exec holds a copy of its parent's descriptor until it execs. A lone
+    /// non-blocking attempt that met one of those failed as if another owner held the file
+    /// (a CI run saw a new supervisor exit so). False when the lock is still held after that.
+    public static func lockExclusively(_ fd: Int32, patience: Duration = .milliseconds(500)) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + patience
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard clock.now < deadline else { return false }
+            usleep(5_000)
+        }
+        return true
     }
 
     /// The pid holding a flock on the file with this inode.

@@ -1,8 +1,11 @@
 // The stack's lock under probing: `stack up` polls `liveSupervisor()` while the supervisor
-// it started takes the lock, and `restore` looks for a service holding its database. A probe
-// that tried the lock itself made the owner's own attempt fail at that moment (a CI run saw
-// a supervisor exit "another supervisor runs this stack" with none running).
+// it started takes the lock, and `restore` asks whether a service holds its database. Both
+// probes take the lock shared for a moment, and an owner's lone non-blocking attempt that
+// met that moment failed as if another owner held it (a CI run saw a new supervisor exit
+// "another supervisor runs this stack" with none running). Owners now wait a probe out
+// (FileLocks.lockExclusively).
 import Foundation
+@testable import Gateway
 import Runtime
 @testable import StackSupervisor
 import Storage
@@ -11,52 +14,53 @@ import Testing
 
 @Suite("the stack's lock")
 struct StackLockTests {
-    @Test("probing who holds the lock, as fast as it can, never makes the owner's attempt fail")
-    func probesNeverTakeTheLock() throws {
+    @Test("the supervisor's lock is never refused to it while others probe it without pause")
+    func probesNeverCostTheOwnerItsLock() throws {
         let home = "/tmp/lbt-" + UUID().uuidString.prefix(8)
         defer { try? FileManager.default.removeItem(atPath: home) }
         let files = StackFiles(try StackConfiguration.scratch(home))
         try files.prepare()
         let lockFile = files.lockFile
 
-        // The supervisor's own way in, once: it holds the lock, and the probe names it.
-        let taken = try #require(try files.lockStack())
-        #expect(FileLocks.holder(of: lockFile) == getpid())
-        close(taken)
-        #expect(FileLocks.holder(of: lockFile) == nil)
-
-        // Then the owner's attempt, 3,000 times, beside a thread that probes without pause.
-        // One descriptor, locked and unlocked: other tests in this process spawn children,
-        // and a child between fork and exec holds a copy of every open descriptor, which a
-        // new descriptor's lock would collide with (a test artefact; the lock is only ever
-        // attempted once in a supervisor).
-        let fd = open(lockFile, O_RDWR | O_CLOEXEC)
-        try #require(fd >= 0)
-        defer { close(fd) }
         let probes = Probes()
         let prober = Thread {
             while !probes.stop.load(ordering: .relaxed) {
                 _ = files.liveSupervisor()
-                _ = FileLocks.holder(of: lockFile)
+                _ = RestoreCommand.holder(of: lockFile)
                 probes.count.add(1, ordering: .relaxed)
             }
         }
         prober.start()
         defer { probes.stop.store(true, ordering: .relaxed) }
         while probes.count.load(ordering: .relaxed) == 0 { usleep(100) }
+
         var refused = 0
-        var misreported = 0
+        var pidWritten = 0
         for _ in 0..<3_000 {
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            guard let fd = try files.lockStack() else {
                 refused += 1
                 continue
             }
-            if FileLocks.holder(of: lockFile) != getpid() { misreported += 1 }
-            flock(fd, LOCK_UN)
+            if StackFiles.readPid(lockFile) == getpid() { pidWritten += 1 }
+            close(fd)
         }
         #expect(probes.count.load(ordering: .relaxed) > 100, "the prober must have run alongside")
         #expect(refused == 0, "the owner's lock was refused \(refused) times of 3,000 while probed")
-        #expect(misreported == 0)
+        #expect(pidWritten == 3_000)
+    }
+
+    @Test("a lock another owner keeps is refused after the patience, not waited for forever")
+    func aHeldLockIsRefused() throws {
+        let home = "/tmp/lbt-" + UUID().uuidString.prefix(8)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let files = StackFiles(try StackConfiguration.scratch(home))
+        try files.prepare()
+        let held = try #require(try files.lockStack())
+        defer { close(held) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try files.lockStack(patience: .milliseconds(100)) == nil)
+        #expect(clock.now - start >= .milliseconds(100))
     }
 }
 

@@ -37,21 +37,15 @@ public struct StackFiles: Sendable {
     }
 
     /// Takes the stack's lock for this process and writes its pid in the lock file; nil when
-    /// another process still holds it after `patience`. The descriptor is the lock: keep it
-    /// open. (The patience is for a holder of a moment: a child of an old supervisor between
-    /// fork and exec holds a copy of its descriptor, and an older `logbook` probed by taking
-    /// the lock shared.)
+    /// another process holds it (FileLocks.lockExclusively waits out a probe's moment:
+    /// `liveSupervisor` below takes the lock shared to look, and `stack up` polls it while
+    /// the supervisor it started takes the lock). The descriptor is the lock: keep it open.
     func lockStack(patience: Duration = .milliseconds(500)) throws -> Int32? {
         let fd = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ServiceError(.internal, "cannot open \(lockFile): \(String(cString: strerror(errno)))") }
-        let clock = ContinuousClock()
-        let deadline = clock.now + patience
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard clock.now < deadline else {
-                close(fd)
-                return nil
-            }
-            usleep(10_000)
+        guard FileLocks.lockExclusively(fd, patience: patience) else {
+            close(fd)
+            return nil
         }
         ftruncate(fd, 0)
         let text = "\(getpid())\n"
@@ -61,11 +55,15 @@ public struct StackFiles: Sendable {
 
     /// The supervisor's pid when one is running for this stack's data: the lock file is
     /// locked, and names a live `supervise` process.
-    /// It reads who holds the lock from /proc/locks (FileLocks), never taking the lock to see:
-    /// `stack up` polls this while its new supervisor takes the lock, which would then fail.
     public func liveSupervisor() -> pid_t? {
-        guard FileLocks.holder(of: lockFile) != nil,
-            let pid = Self.readPid(lockFile), ProcessTable.isAlive(pid),
+        let fd = open(lockFile, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil  // nobody holds it
+        }
+        guard let pid = Self.readPid(lockFile), ProcessTable.isAlive(pid),
             ProcessTable.arguments(pid).contains("supervise")
         else { return nil }
         return pid

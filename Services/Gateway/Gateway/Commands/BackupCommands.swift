@@ -153,7 +153,7 @@ struct RestoreCommand: GatewayCommand {
             throw ServiceError(.failedPrecondition, "the stack is running (supervisor pid \(pid)); stop it first: `logbook stack down`")
         }
         for result in manifest.services {
-            if let holder = FileLocks.holder(of: configuration.databasePath(result.service)) {
+            if let holder = Self.holder(of: configuration.databasePath(result.service)) {
                 throw ServiceError(
                     .failedPrecondition,
                     "\(result.service) is running (pid \(holder) holds \(configuration.databasePath(result.service))); stop it first")
@@ -226,6 +226,20 @@ struct RestoreCommand: GatewayCommand {
             return photos
         }
         return beside.appendingPathComponent(folder).path
+    }
+
+    /// The pid of a process that holds the database's lock (a running service), if any.
+    static func holder(of path: String) -> pid_t? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return -1 }
+        return FileLocks.holder(inode: info.st_ino) ?? -1
     }
 }
 
