@@ -206,7 +206,7 @@ public final class Dispatcher: Sendable {
         guard !frame.isEmpty else { throw ServiceError(.invalidArgument, "empty request frame: expected a JSON object") }
         // The common case costs one parse; only a request that fails it is parsed again,
         // loosely, to say exactly what is wrong with it.
-        if let header = try? WireCoding.decoder.decode(RequestHeader.self, from: frame) {
+        if let header = try? WireCoding.decode(RequestHeader.self, from: frame) {
             // A decoder reads 1.0 and 1e0 as the integer 1; the contract says an integer.
             if let raw = EnvelopeScan.members(frame, ["v"])["v"], raw != Data("\(Protocol.version)".utf8) {
                 throw ServiceError(

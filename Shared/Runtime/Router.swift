@@ -273,7 +273,7 @@ public struct Router: Sendable {
         _ type: Body.Type
     ) -> @Sendable (Data) -> (header: RequestHeader, body: any Sendable)? {
         { frame in
-            guard let envelope = try? WireCoding.decoder.decode(Envelope<Body>.self, from: frame), let body = envelope.body
+            guard let envelope = try? WireCoding.decode(Envelope<Body>.self, from: frame), let body = envelope.body
             else { return nil }
             return (envelope.header, body)
         }

@@ -134,11 +134,23 @@ public enum WireCoding {
         try encoder.encode(value)
     }
 
+    /// Decodes a frame (a request, a reply, an event). Read from the bytes in one pass
+    /// (JSONParser) and decoded from those values (JSONValueDecoder): Foundation's decoder
+    /// parses into values of its own and then decodes, and a JSONValue inside (an event's
+    /// payload) it read by trying each kind in turn. Whatever the fast way does not read, or
+    /// reads as an error, Foundation reads from the start, so a failure is always Foundation's,
+    /// in its words; ValueDecoderTests hold every success to Foundation's.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        // A JSONValue is read from the bytes (JSONParser.swift); Foundation decides the rest.
-        if T.self == JSONValue.self, let value = JSONParser.parse(data) { return value as! T }
+        if data.count <= fastDecodeLimit, let value = JSONParser.parse(data) {
+            if T.self == JSONValue.self { return value as! T }
+            if let decoded = try? JSONValueDecoder.decode(T.self, from: value, path: []) { return decoded }
+        }
         return try decoder.decode(type, from: data)
     }
+
+    /// Frames above this (a shard import, a large photo) go to Foundation at once: a tree of
+    /// values for megabytes, to be thrown away on an error, is not worth it.
+    static let fastDecodeLimit = 4 * 1024 * 1024
 
     /// A decoding failure in words a person can act on, with the field's dotted path.
     public static func describe(_ error: any Error) -> String {

@@ -208,6 +208,10 @@ enum JSONParser {
             guard i > start else { return nil }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
             guard let canonical = JSONNumber.canonicalText(text) else { return nil }
+            // A negative zero ("-0", "-0.0") is the number 0 in a JSONValue, but a Double
+            // decoded from it by Foundation is -0.0: typed decoding from these values
+            // (WireCoding.decode) must give what Foundation gives, so Foundation reads it.
+            if canonical == "0", bytes[start] == UInt8(ascii: "-") { return nil }
             return .number(JSONNumber(canonical: canonical))
         }
     }

@@ -3,8 +3,10 @@
 // projection replaying its history decodes every event's payload, and the round trip was
 // most of the cost. It reads what `WireCoding.decoder` reads: times as ISO-8601 strings
 // (WireTime), integers only from whole numbers in range; a Decimal from a number's exact
-// digits (JSONNumber); Data, URL and other Decimals go through WireCoding.decoder (the few
-// values that have them).
+// digits (JSONNumber); Data from base64 as Foundation's default; URLs and other Decimals go
+// through WireCoding.decoder (the few values that have them). WireCoding.decode reads frames
+// with it, so wherever it decodes a value at all, it must decode what Foundation decodes
+// (ValueDecoderTests hold the two to that over every Contracts type).
 import Foundation
 
 struct JSONValueDecoder: Decoder {
@@ -70,6 +72,10 @@ struct JSONValueDecoder: Decoder {
             return decimal as! T
         }
         if T.self == JSONNumber.self, case .number(let number) = value { return number as! T }
+        // Data as Foundation's default (.base64) reads it: the string's base64, else an error.
+        if T.self == Data.self, case .string(let text) = value, let data = Data(base64Encoded: text) {
+            return data as! T
+        }
         if T.self == Data.self || T.self == URL.self || T.self == Decimal.self {
             return try WireCoding.decoder.decode(T.self, from: WireCoding.encode(value))
         }
@@ -239,7 +245,16 @@ fileprivate struct SingleContainer: SingleValueDecodingContainer {
     func decode(_ type: Bool.Type) throws -> Bool { try Self.bool(value, codingPath) }
     func decode(_ type: String.Type) throws -> String { try Self.string(value, codingPath) }
     func decode(_ type: Double.Type) throws -> Double { try Self.double(value, codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try Self.double(value, codingPath, as: Float.self)) }
+    /// A Float from the number's digits (one rounding, as Foundation's), refused when it is
+    /// out of a Float's range, as Foundation refuses it.
+    func decode(_ type: Float.Type) throws -> Float {
+        guard case .number(let n) = value else { throw Self.mismatch(type, "a number", value, codingPath) }
+        guard let float = Float(n.description), float.isFinite else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: codingPath, debugDescription: "Number \(n) is not representable in Swift as Float."))
+        }
+        return float
+    }
     private func integer<T: BinaryInteger>(_ type: T.Type) throws -> T { try Self.integer(type, value, codingPath) }
 
     // The reads themselves, with the path built only for an error: KeyedContainer reads a
