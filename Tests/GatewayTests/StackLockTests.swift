@@ -14,12 +14,18 @@ import Testing
 
 @Suite("the stack's lock")
 struct StackLockTests {
-    @Test("the supervisor's lock is never refused to it while others probe it without pause")
-    func probesNeverCostTheOwnerItsLock() throws {
+    /// A stack's files in a directory of their own (the caller removes `home`).
+    static func scratch() throws -> (StackFiles, home: String) {
         let home = "/tmp/lbt-" + UUID().uuidString.prefix(8)
-        defer { try? FileManager.default.removeItem(atPath: home) }
         let files = StackFiles(try StackConfiguration.scratch(home))
         try files.prepare()
+        return (files, home)
+    }
+
+    @Test("the supervisor's lock is never refused to it while others probe it without pause")
+    func probesNeverCostTheOwnerItsLock() throws {
+        let (files, home) = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: home) }
         let lockFile = files.lockFile
 
         let probes = Probes()
@@ -51,10 +57,8 @@ struct StackLockTests {
 
     @Test("a lock another owner keeps is refused after the patience, not waited for forever")
     func aHeldLockIsRefused() throws {
-        let home = "/tmp/lbt-" + UUID().uuidString.prefix(8)
+        let (files, home) = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let files = StackFiles(try StackConfiguration.scratch(home))
-        try files.prepare()
         let held = try #require(try files.lockStack())
         defer { close(held) }
         let clock = ContinuousClock()
