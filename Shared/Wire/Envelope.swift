@@ -136,10 +136,11 @@ public enum WireCoding {
 
     /// Decodes a frame (a request, a reply, an event). Read from the bytes in one pass
     /// (JSONParser) and decoded from those values (JSONValueDecoder): Foundation's decoder
-    /// parses into values of its own and then decodes, and a JSONValue inside (an event's
-    /// payload) it read by trying each kind in turn. Whatever the fast way does not read, or
+    /// parses into values of its own and then decodes, and it read a JSONValue inside (an
+    /// event's payload) by trying each kind in turn. Whatever the fast way does not read, or
     /// reads as an error, Foundation reads from the start, so a failure is always Foundation's,
-    /// in its words; ValueDecoderTests hold every success to Foundation's.
+    /// in its words; Tests/RuntimeTests/FrameDecodingTests.swift holds every success to
+    /// Foundation's.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         if data.count <= fastDecodeLimit, let value = JSONParser.parse(data) {
             if T.self == JSONValue.self { return value as! T }

@@ -6,7 +6,8 @@
 // digits (JSONNumber); Data from base64 as Foundation's default; URLs and other Decimals go
 // through WireCoding.decoder (the few values that have them). WireCoding.decode reads frames
 // with it, so wherever it decodes a value at all, it must decode what Foundation decodes
-// (ValueDecoderTests hold the two to that over every Contracts type).
+// (Tests/RuntimeTests/FrameDecodingTests.swift holds the two to that over every documented
+// Contracts type and every kind of leaf).
 import Foundation
 
 struct JSONValueDecoder: Decoder {
