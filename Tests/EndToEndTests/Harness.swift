@@ -126,18 +126,30 @@ final class TestStack: Sendable {
     /// Stops everything this stack started, whatever state it is in, and removes its files.
     func shutdown() async {
         _ = try? await logbook("stack", "down", timeout: .seconds(40))
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: runDirectory)) ?? []
-        for file in files where file.hasSuffix(".pid") {
-            // Only a process of this stack: its environment names our LOGBOOK_HOME (a stale
-            // pid file may name a pid since reused by something else).
-            if let pid = pid(String(file.dropLast(4))), Self.isRunning(pid),
-                let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
-                environ.split(separator: 0).contains(where: { String(decoding: $0, as: UTF8.self) == "LOGBOOK_HOME=\(home)" })
-            {
-                kill(pid, SIGKILL)
-            }
+        // Whatever `stack down` missed (a supervisor it did not find, whose pid file it
+        // removed, went on restarting its services): every process whose environment names
+        // this LOGBOOK_HOME, found in /proc rather than by pid files. Twice, for a child the
+        // supervisor started while the first pass ran.
+        for _ in 0..<2 {
+            let leftover = Self.processes(home: home)
+            if leftover.isEmpty { break }
+            for pid in leftover { kill(pid, SIGKILL) }
+            usleep(50_000)
         }
         try? FileManager.default.removeItem(atPath: home)
+    }
+
+    /// The live processes whose environment holds `LOGBOOK_HOME=home`.
+    static func processes(home: String) -> [pid_t] {
+        let entry = Data("LOGBOOK_HOME=\(home)".utf8)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { name -> pid_t? in
+            guard let pid = pid_t(name), pid != getpid(), isRunning(pid),
+                let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+                environ.split(separator: 0).contains(where: { $0 == entry })
+            else { return nil }
+            return pid
+        }
     }
 }
 
