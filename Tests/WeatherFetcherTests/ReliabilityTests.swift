@@ -134,7 +134,10 @@ import Wire
         let openMeteo = Fixtures.openMeteo()
         let harness = try Harness(start: "2024-06-01T12:59:00Z")
         let resetAt = try #require(WireTime.parse("2024-06-01T13:00:00Z"))
-        harness.server.respond { [harness] request in
+        // Weakly: the server belongs to the harness, and a handler holding the harness would
+        // keep both alive after the test (and its scratch directory on disk).
+        harness.server.respond { [weak harness] request in
+            guard let harness else { return .json(#"{"error":true,"reason":"the test is over"}"#, status: 503) }
             if request.path == "/v1/forecast" { asked.withLock { $0.append(harness.settings.now()) } }
             if request.path == "/v1/forecast", calls.withLock({ $0 += 1; return $0 }) == 1 {
                 // the quota answer comes 2 s before the hour, however long the set-up took
