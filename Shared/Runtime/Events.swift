@@ -20,7 +20,6 @@ import ZMQ
 public final class EventPublisher: Service, Sendable {
     public let endpoint: String
     let service: String
-    let reader: any DatabaseReader
     let heartbeatInterval: Duration
     let logger: Logger
     private let pump: SocketPump
@@ -29,8 +28,11 @@ public final class EventPublisher: Service, Sendable {
     private let health: ServiceHealth?
     private let failing = Atomic<Bool>(false)
 
-    /// - Parameter curve: when set, the PUB is a CURVE server taking only subscribers on
-    ///   the allow-list.
+    /// - Parameters:
+    ///   - reader: read once, for the last sequence already in the outbox; after that the
+    ///     rows to send are read on the writer after each commit (`publishPending`).
+    ///   - curve: when set, the PUB is a CURVE server taking only subscribers on the
+    ///     allow-list.
     public init(
         service: String, endpoint: String, reader: any DatabaseReader, heartbeatInterval: Duration = .milliseconds(200),
         curve: CurveSettings? = nil, health: ServiceHealth? = nil, logger: Logger
@@ -38,7 +40,6 @@ public final class EventPublisher: Service, Sendable {
         self.service = service
         self.health = health
         self.endpoint = endpoint
-        self.reader = reader
         self.heartbeatInterval = heartbeatInterval
         self.logger = logger
         try StackKeys.requireCurve(toBind: endpoint, curve: curve, name: "\(service) events")
