@@ -143,7 +143,8 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible, Expressib
             guard let e = Int(exponentText) else { return false }
             exponent = e
         }
-        return significant <= 38 && abs(exponent) <= 90
+        // (magnitude, not abs: an exponent of Int.min, "1e-9223372036854775808", must not trap)
+        return significant <= 38 && exponent.magnitude <= 90
     }
 }
 

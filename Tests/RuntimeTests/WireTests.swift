@@ -255,6 +255,28 @@ struct JSONNumberTests {
         #expect(try JSONValue.parse("[1e2]").decode([Int].self) == [100])
     }
 
+    /// The fuzzer's find (Tests/Fuzz/crashes/exponent-int-min): an exponent of exactly Int.min
+    /// trapped in `abs` while the number's text was checked, so one frame stopped a service.
+    @Test("exponents at the ends of Int's range are refused or read, never a crash")
+    func extremeExponents() throws {
+        for exponent in ["-9223372036854775808", "9223372036854775807", "-9223372036854775807", "+9223372036854775807",
+            "99999999999999999999", "-99999999999999999999"]
+        {
+            for mantissa in ["1", "-1", "0", "1.5"] {
+                let text = "\(mantissa)e\(exponent)"
+                #expect(JSONNumber.canonicalText(text) == nil, "\(text)")
+                _ = JSONNumber(text: text)
+                // A frame with it: whatever the fast parser says, the decode answers as Foundation does.
+                let frame = Data(#"{"v":1,"id":"x","method":"$srv.ping","n":\#(text)}"#.utf8)
+                #expect(JSONParser.parse(frame) == nil, "\(text)")
+                struct Frame: Decodable { var n: Double }
+                let fast = Result { try WireCoding.decode(Frame.self, from: frame).n }
+                let foundation = Result { try WireCoding.decoder.decode(Frame.self, from: frame).n }
+                #expect(String(describing: fast) == String(describing: foundation), "\(text)")
+            }
+        }
+    }
+
     @Test("numbers no Decimal holds still parse, as their nearest Double")
     func outOfRangeNumbers() throws {
         let value = try JSONValue.parse("[1.5e300, 5e-324]")

@@ -431,7 +431,7 @@ extension RecordsService {
             switch value.storage {
             case .null: object[column] = .null
             case .int64(let n):
-                guard abs(n) < 9_000_000_000_000_000 / 1000 else {
+                guard n.magnitude < 9_000_000_000_000_000 / 1000 else {
                     throw ServiceError(.internal, "a value in \(column) is too large to move")
                 }
                 object[column] = .number(.init(n))
