@@ -186,6 +186,56 @@ import Wire
         #expect(summary.hasPrefix("overcast, wind 3 Bft, pressure 1012 hPa"))
     }
 
+    /// A provider is not trusted with the service's arithmetic: a value no weather comes near
+    /// (it used to reach whole-number conversions that trap) reads as missing.
+    @Test func absurdValuesAreLeftOutNotFatal() async throws {
+        var model = WeatherModel()
+        model.temperature = { _ in 1e300 }
+        model.pressure = { _ in -1e300 }
+        model.windDirection = { _ in 9.3e18 }
+        model.weatherCode = { _ in 1e19 }
+        model.seaLevel = { _ in 1e300 }
+        let harness = try Harness(handler: Fixtures.openMeteo(model))
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["status"] == "ready")
+        for field in ["temperatureC", "pressureHpa", "windDirection", "weatherCode", "tidePhase"] {
+            #expect(status["conditions"]?[field] == nil, "\(field)")
+        }
+        #expect(status["conditions"]?["beaufort"] == 3, "the sane values are kept")
+    }
+
+    @Test func absurdTimesOffsetsAndPausesAreRefusedNotFatal() throws {
+        func failure(_ status: Int, _ body: String, headers: [String: String] = [:]) -> FetchFailure? {
+            do {
+                _ = try OpenMeteo.parse(HTTPResponse(status: status, body: Data(body.utf8), headers: headers))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        for time in ["99999999999-01-01T00:00", "9223372036854775807-01-01T00:00", "0-01-01T00:00", "2024-05-20T01:9223372036854775807"] {
+            guard case .transient = failure(200, #"{"hourly":{"time":["\#(time)"]}}"#) else {
+                Issue.record("\(time)")
+                continue
+            }
+        }
+        #expect(NOAA.parseTime("99999999999-01-01 00:00") == nil)
+        #expect(NOAA.parseTime("2024-05-20 04:20") != nil)
+        for offset in ["1e300", "-9.3e18", "90000"] {
+            guard case .transient = failure(200, #"{"utc_offset_seconds":\#(offset),"hourly":{"time":["2024-05-20T01:00"]}}"#) else {
+                Issue.record("\(offset)")
+                continue
+            }
+        }
+        #expect(failure(200, #"{"utc_offset_seconds":-36000,"hourly":{"time":["2024-05-20T01:00"]}}"#) == nil)
+        for header in ["1e300", "inf", "9223372036854775807"] {
+            #expect(failure(429, "{}", headers: ["retry-after": header]) == .rateLimited(retryAfter: .seconds(86_400)), "\(header)")
+        }
+        #expect(failure(429, "{}", headers: ["retry-after": "nan"]) == .rateLimited(retryAfter: nil))
+    }
+
     @Test func parsingEveryKindOfBadAnswer() throws {
         func parse(_ status: Int, _ body: String, headers: [String: String] = [:]) -> FetchFailure? {
             do {

@@ -128,15 +128,15 @@ enum NOAA {
 
     private static func number(_ value: JSONValue?) -> Double? {
         guard let value else { return nil }
-        if let number = value.doubleValue { return number.isFinite ? number : nil }
-        return value.stringValue.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0.isFinite ? $0 : nil }
+        if let number = value.doubleValue { return OpenMeteo.reading(number) }
+        return value.stringValue.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.flatMap(OpenMeteo.reading)
     }
 
     /// `2026-05-01 04:20` (GMT) → Unix seconds.
     static func parseTime(_ text: String) -> Int64? {
         let parts = text.split(whereSeparator: { $0 == "-" || $0 == " " || $0 == "T" || $0 == ":" })
         guard parts.count >= 5, let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]),
-            let h = Int64(parts[3]), let minute = Int64(parts[4]), (1...12).contains(m), (1...31).contains(d),
+            let h = Int64(parts[3]), let minute = Int64(parts[4]), (1...9999).contains(y), (1...12).contains(m), (1...31).contains(d),
             (0...23).contains(h), (0...59).contains(minute)
         else { return nil }
         return WireTime.days(year: y, month: m, day: d) * 86400 + h * 3600 + minute * 60

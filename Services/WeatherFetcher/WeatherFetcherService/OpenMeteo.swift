@@ -109,8 +109,9 @@ enum OpenMeteo {
         let reason = json?["reason"]?.stringValue
         let lowered = text.lowercased()
         if response.status == 429 || lowered.contains("too many requests") || lowered.contains("request limit exceeded") {
+            // A pause of at most a day, whatever the header says ("1e300" or "inf" must not trap).
             if let seconds = response.headers["retry-after"].flatMap(Double.init), seconds >= 0 {
-                throw .rateLimited(retryAfter: .milliseconds(Int64(seconds * 1000)))
+                throw .rateLimited(retryAfter: .milliseconds(Int64(min(seconds, 86_400) * 1000)))
             }
             throw .rateLimited(retryAfter: quotaReset(reason ?? text, now: now))
         }
@@ -126,7 +127,12 @@ enum OpenMeteo {
         guard let hourly = json["hourly"]?.objectValue, let rawTimes = hourly["time"]?.arrayValue else {
             throw .transient("malformed answer: no hourly.time")
         }
-        let offset = Int64(json["utc_offset_seconds"]?.doubleValue ?? 0)
+        let rawOffset = json["utc_offset_seconds"]?.doubleValue ?? 0
+        // Time zones are within a day of UTC; anything else is a broken answer (and must not trap).
+        guard rawOffset.isFinite, abs(rawOffset) <= 86_400 else {
+            throw .transient("malformed answer: utc_offset_seconds is \(rawOffset)")
+        }
+        let offset = Int64(rawOffset)
         var times: [Int64] = []
         times.reserveCapacity(rawTimes.count)
         for raw in rawTimes {
@@ -137,19 +143,28 @@ enum OpenMeteo {
         }
         var values: [String: [Double?]] = [:]
         for (name, column) in hourly where name != "time" {
-            // A column that is not an array is treated as missing; non-numbers read as null.
-            values[name] = column.arrayValue?.map { $0.doubleValue }
+            // A column that is not an array is treated as missing; non-numbers, and numbers
+            // no weather reading comes near, read as null.
+            values[name] = column.arrayValue?.map { $0.doubleValue.flatMap(reading) }
         }
         return HourlySeries(times: times, values: values)
     }
 
-    /// `2026-05-01T14:00` (no offset) → Unix seconds as if UTC.
+    /// `2026-05-01T14:00` (no offset) → Unix seconds as if UTC; nil for a year outside
+    /// 1…9999 (a provider's answer is not trusted to keep the arithmetic in range).
     static func parseHour(_ text: String) -> Int64? {
         let parts = text.split(whereSeparator: { $0 == "-" || $0 == "T" || $0 == ":" })
         guard parts.count >= 4, let y = Int64(parts[0]), let m = Int64(parts[1]), let d = Int64(parts[2]),
-            let h = Int64(parts[3]), (1...12).contains(m), (1...31).contains(d), (0...23).contains(h)
+            let h = Int64(parts[3]), (1...9999).contains(y), (1...12).contains(m), (1...31).contains(d), (0...23).contains(h)
         else { return nil }
         let minutes = parts.count >= 5 ? Int64(parts[4]) ?? 0 : 0
+        guard (0...59).contains(minutes) else { return nil }
         return WireTime.days(year: y, month: m, day: d) * 86400 + h * 3600 + minutes * 60
+    }
+
+    /// A provider's reading, or nil when it is not finite or beyond a billion (no weather or
+    /// tide value comes near; the buckets' whole-number arithmetic must not meet one).
+    static func reading(_ value: Double) -> Double? {
+        value.isFinite && abs(value) <= 1e9 ? value : nil
     }
 }
