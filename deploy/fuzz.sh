@@ -23,12 +23,17 @@ if [[ "$seconds" != 0 ]]; then
     trap 'rm -rf "$work"' EXIT
     status=0
     # -rss_limit_mb: the services decode real bodies; a leak shows up as growth past this.
-    .build/fuzz/debug/logbook-fuzz "$work" "$corpus" -max_total_time="$seconds" -timeout=10 \
-        -rss_limit_mb=4096 -artifact_prefix="$crashes/" -print_final_stats=1 2>"$work/log" || status=$?
+    # -dict: JSON's tokens and edge numbers (Tests/Fuzz/json.dict). SWIFT_BACKTRACE=enable=no:
+    # Swift's backtracer would take a trap's signal first, and libFuzzer would then neither
+    # save the input nor print it (a CI run once lost its crash input that way).
+    SWIFT_BACKTRACE=enable=no .build/fuzz/debug/logbook-fuzz "$work" "$corpus" -max_total_time="$seconds" -timeout=10 \
+        -dict=Tests/Fuzz/json.dict -rss_limit_mb=4096 -artifact_prefix="$crashes/" -print_final_stats=1 2>"$work/log" || status=$?
     grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' "$work/log" || true
     echo "fuzz: $(ls "$work" | wc -l) new inputs beyond the $(ls "$corpus" | wc -l) of the checked-in corpus"
     if [[ $status != 0 ]]; then
         tail -40 "$work/log"
+        # The input itself, last, so a CI log that keeps only its tail still shows it.
+        grep -E '^(Base64:|artifact_prefix=)' "$work/log" || true
         echo "fuzz: libFuzzer found a failing input (saved under $crashes/)" >&2
         exit 1
     fi
