@@ -1,6 +1,7 @@
 // Expenses per day, ISO week, month, year and category; attendance hours with open
 // entries; time totals with a deleted activity and a running timer.
 import Foundation
+import Runtime
 import Testing
 import Wire
 
@@ -69,6 +70,30 @@ extension JSONValue {
         try await h.feed("expense.created", expense("e6", 100, on: day(5), category: "Food"))
         let tied = try #require(try await h.call("analytics.expense.summary", ["by": "category"]).currency("USD"))
         #expect(tied.groups() == ["Food": 2700, "Transport": 300])
+    }
+
+    /// Analytics does not trust a producer's ranges: amounts that add up past Int64 (records
+    /// allows 10^15 each, so 9,224 of them on one day) must not stop the projection or the
+    /// service; the summary says the total is too large instead of a wrong or trapping sum.
+    @Test func totalsBeyondInt64AreRefusedNotFatal() async throws {
+        let h = try Harness()
+        for (i, amount) in [Int64(4_000_000_000_000_000_000), 4_000_000_000_000_000_000, 4_000_000_000_000_000_000].enumerated() {
+            try await h.feed("expense.created", expense("big\(i)", amount, on: day(0, hour: Double(12 + i)), category: "food"))
+        }
+        try await h.feed("expense.created", expense("small", 500, on: day(1), category: "food"))
+        for by in ["day", "month", "category"] {
+            await #expect(throws: ServiceError.self, "\(by)") { try await summary(h, ["by": .string(by)]) }
+        }
+        // A change of time zone counts the days again from the expenses (SQLite's sum() would
+        // have failed the whole event, and the projection would have stopped at it).
+        try await h.feed(AuthEvents.userSettingsChanged, ["userId": "alice", "timeZone": "Asia/Tokyo"], from: "auth")
+        let refused = await #expect(throws: ServiceError.self) { try await summary(h, ["by": "month"]) }
+        #expect(refused?.code == .failedPrecondition)
+        #expect(refused?.message.contains("USD expenses in this range add up to more than") == true)
+        // Deleting one brings the day back in range, and the sums are exact again.
+        try await h.feed("expense.deleted", ["id": "big0", "userId": "alice"])
+        let usd = try #require(try await summary(h, ["by": "day"]).currency("USD"))
+        #expect(usd["totalMinor"]?.jsonText == "8000000000000000500")
     }
 
     @Test func totalsPerPeriodAndCategory() async throws {

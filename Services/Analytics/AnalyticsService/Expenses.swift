@@ -39,12 +39,27 @@ enum ExpenseProjection {
                 arguments: [LocalDays.day(ms: row["date"], in: zone), row["id"] as String])
         }
         try db.execute(sql: "DELETE FROM expenseDay WHERE userId = ?", arguments: [userId])
-        try db.execute(
+        // The day rows again, each from its expenses (Total: SQLite's sum() stops the whole
+        // statement at an overflow; a day whose total is beyond Int64 is kept approximate).
+        let groups = try Row.fetchAll(
+            db,
             sql: """
-                INSERT INTO expenseDay (userId, day, currency, category, totalMinor, count)
-                SELECT userId, day, currency, coalesce(category, ''), sum(amountMinor), count(*) FROM expense
+                SELECT day, currency, coalesce(category, '') AS category, count(*) AS count FROM expense
                 WHERE userId = ? GROUP BY day, currency, coalesce(category, '')
                 """, arguments: [userId])
+        for group in groups {
+            let day: Int64 = group["day"]
+            let currency: String = group["currency"]
+            let category: String = group["category"]
+            try db.execute(
+                cached: """
+                    INSERT INTO expenseDay (userId, day, currency, category, totalMinor, count) VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    userId, day, currency, category,
+                    try Total.of(db, userId: userId, day: day, currency: currency, category: category), group["count"],
+                ])
+        }
     }
 
     static func delete(_ db: Database, userId: String, id: String) throws {
@@ -82,7 +97,45 @@ enum ExpenseProjection {
                 cached:
                     "DELETE FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ? AND count = 0",
                 arguments: [userId, day, currency, category])
+            // A total that went past Int64 is a REAL in SQLite, and no longer exact: once an
+            // expense is taken away it may fit again, so it is added up again from the expenses.
+            let stored = try Row.fetchOne(
+                db, cached: "SELECT totalMinor FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ?",
+                arguments: [userId, day, currency, category])
+            if let stored, case .double = (stored[0] as DatabaseValue).storage {
+                try db.execute(
+                    cached: "UPDATE expenseDay SET totalMinor = ? WHERE userId = ? AND day = ? AND currency = ? AND category = ?",
+                    arguments: [
+                        try Total.of(db, userId: userId, day: day, currency: currency, category: category), userId, day,
+                        currency, category,
+                    ])
+            }
         }
+    }
+}
+
+/// Amounts added up exactly while they fit in Int64 (records allows up to 10^15 each, so a
+/// day of 9,224 of the largest does not fit): beyond it, SQLite's arithmetic gives a REAL,
+/// which the projection keeps and the summary refuses (`ExpenseQueries.tooLarge`) rather than
+/// trapping on it or answering a rounded total.
+enum Total {
+    /// The day group's total from its expenses: an Int64 when it fits, else the nearest Double.
+    static func of(_ db: Database, userId: String, day: Int64, currency: String, category: String) throws
+        -> DatabaseValue
+    {
+        let amounts = try Int64.fetchAll(
+            db.cachedStatement(
+                sql: """
+                SELECT amountMinor FROM expense
+                WHERE userId = ? AND day = ? AND currency = ? AND coalesce(category, '') = ?
+                """), arguments: [userId, day, currency, category])
+        var exact: Int64 = 0
+        for amount in amounts {
+            let (sum, overflow) = exact.addingReportingOverflow(amount)
+            if overflow { return amounts.reduce(0.0) { $0 + Double($1) }.databaseValue }
+            exact = sum
+        }
+        return exact.databaseValue
     }
 }
 
@@ -90,6 +143,19 @@ enum ExpenseProjection {
 
 enum ExpenseQueries {
     static let groupings = Period.allCases.map(\.rawValue) + ["category"]
+
+    /// A summary whose total does not fit in Int64 minor units has no exact answer.
+    static func tooLarge(_ currency: String) -> ServiceError {
+        ServiceError(
+            .failedPrecondition,
+            "the \(currency) expenses in this range add up to more than 9,223,372,036,854,775,807 minor units, which a summary cannot count; ask for a range without the largest of them")
+    }
+
+    static func sum(_ a: Int64, _ b: Int64, _ currency: String) throws -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        guard !overflow else { throw tooLarge(currency) }
+        return sum
+    }
 
     static func summary(_ db: Database, userId: String, body: SummaryRequest) throws -> ExpenseSummary {
         let by = body.by ?? "month"
@@ -138,7 +204,11 @@ enum ExpenseQueries {
                     order.append(key)
                     groups[key] = ExpenseSummaryGroup(key: key, category: nil, totalMinor: 0, count: 0)
                 }
-                groups[key]!.totalMinor += row["totalMinor"] as Int64
+                // (a REAL: the day's expenses add up past Int64; see Total)
+                guard case .int64(let dayTotal) = (row["totalMinor"] as DatabaseValue).storage else {
+                    throw tooLarge(currency)
+                }
+                groups[key]!.totalMinor = try sum(groups[key]!.totalMinor, dayTotal, currency)
                 groups[key]!.count += row["count"] as Int
             }
             if by == "category" {
@@ -154,7 +224,7 @@ enum ExpenseQueries {
             if by == "category" {
                 list.sort { ($0.totalMinor, $1.key) > ($1.totalMinor, $0.key) }
             }
-            let total = list.reduce(Int64(0)) { $0 + $1.totalMinor }
+            let total = try list.reduce(Int64(0)) { try sum($0, $1.totalMinor, currency) }
             let largest = try Row.fetchAll(
                 db,
                 cached: """
