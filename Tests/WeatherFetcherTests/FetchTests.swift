@@ -207,16 +207,8 @@ import Wire
     }
 
     @Test func absurdTimesOffsetsAndPausesAreRefusedNotFatal() throws {
-        func failure(_ status: Int, _ body: String, headers: [String: String] = [:]) -> FetchFailure? {
-            do {
-                _ = try OpenMeteo.parse(HTTPResponse(status: status, body: Data(body.utf8), headers: headers))
-                return nil
-            } catch {
-                return error
-            }
-        }
         for time in ["99999999999-01-01T00:00", "9223372036854775807-01-01T00:00", "0-01-01T00:00", "2024-05-20T01:9223372036854775807"] {
-            guard case .transient = failure(200, #"{"hourly":{"time":["\#(time)"]}}"#) else {
+            guard case .transient = openMeteoFailure(200, #"{"hourly":{"time":["\#(time)"]}}"#) else {
                 Issue.record("\(time)")
                 continue
             }
@@ -224,29 +216,21 @@ import Wire
         #expect(NOAA.parseTime("99999999999-01-01 00:00") == nil)
         #expect(NOAA.parseTime("2024-05-20 04:20") != nil)
         for offset in ["1e300", "-9.3e18", "90000"] {
-            guard case .transient = failure(200, #"{"utc_offset_seconds":\#(offset),"hourly":{"time":["2024-05-20T01:00"]}}"#) else {
+            guard case .transient = openMeteoFailure(200, #"{"utc_offset_seconds":\#(offset),"hourly":{"time":["2024-05-20T01:00"]}}"#) else {
                 Issue.record("\(offset)")
                 continue
             }
         }
-        #expect(failure(200, #"{"utc_offset_seconds":-36000,"hourly":{"time":["2024-05-20T01:00"]}}"#) == nil)
+        #expect(openMeteoFailure(200, #"{"utc_offset_seconds":-36000,"hourly":{"time":["2024-05-20T01:00"]}}"#) == nil)
         for header in ["1e300", "inf", "9223372036854775807"] {
-            #expect(failure(429, "{}", headers: ["retry-after": header]) == .rateLimited(retryAfter: .seconds(86_400)), "\(header)")
+            #expect(openMeteoFailure(429, "{}", headers: ["retry-after": header]) == .rateLimited(retryAfter: .seconds(86_400)), "\(header)")
         }
-        #expect(failure(429, "{}", headers: ["retry-after": "nan"]) == .rateLimited(retryAfter: nil))
+        #expect(openMeteoFailure(429, "{}", headers: ["retry-after": "nan"]) == .rateLimited(retryAfter: nil))
     }
 
     @Test func parsingEveryKindOfBadAnswer() throws {
-        func parse(_ status: Int, _ body: String, headers: [String: String] = [:]) -> FetchFailure? {
-            do {
-                _ = try OpenMeteo.parse(HTTPResponse(status: status, body: Data(body.utf8), headers: headers))
-                return nil
-            } catch {
-                return error
-            }
-        }
-        #expect(parse(400, #"{"error":true,"reason":"bad date"}"#) == .rejected(reason: "bad date"))
-        #expect(parse(200, #"{"error":true,"reason":"bad date"}"#) == .rejected(reason: "bad date"))
+        #expect(openMeteoFailure(400, #"{"error":true,"reason":"bad date"}"#) == .rejected(reason: "bad date"))
+        #expect(openMeteoFailure(200, #"{"error":true,"reason":"bad date"}"#) == .rejected(reason: "bad date"))
         // Open-Meteo's quota answers: paused until the limit's reset, whatever the status
         let now = try #require(WireTime.parse("2024-06-01T12:59:30Z"))
         func quota(_ status: Int, _ reason: String) -> FetchFailure? {
@@ -269,15 +253,15 @@ import Wire
             quota(400, "Daily API request limit exceeded. Please try again tomorrow.")
                 == .rateLimited(retryAfter: .seconds(11 * 3600 + 31)))
         #expect(quota(200, "API request limit exceeded") == .rateLimited(retryAfter: nil))
-        #expect(parse(429, "{}", headers: ["retry-after": "2"]) == .rateLimited(retryAfter: .seconds(2)))
-        #expect(parse(200, #"[{"q":"Too many requests. Obtain an auth key"}]"#) == .rateLimited(retryAfter: nil))
-        guard case .transient = parse(503, "Service Unavailable") else { Issue.record("503"); return }
-        guard case .transient = parse(200, #"{"hourly":{"time":["2024-05-20T00:00"],"temp"#) else {
+        #expect(openMeteoFailure(429, "{}", headers: ["retry-after": "2"]) == .rateLimited(retryAfter: .seconds(2)))
+        #expect(openMeteoFailure(200, #"[{"q":"Too many requests. Obtain an auth key"}]"#) == .rateLimited(retryAfter: nil))
+        guard case .transient = openMeteoFailure(503, "Service Unavailable") else { Issue.record("503"); return }
+        guard case .transient = openMeteoFailure(200, #"{"hourly":{"time":["2024-05-20T00:00"],"temp"#) else {
             Issue.record("truncated")
             return
         }
-        guard case .transient = parse(200, #"{"latitude":1}"#) else { Issue.record("no hourly"); return }
-        guard case .transient = parse(200, #"{"hourly":{"time":["yesterday"]}}"#) else { Issue.record("bad time"); return }
+        guard case .transient = openMeteoFailure(200, #"{"latitude":1}"#) else { Issue.record("no hourly"); return }
+        guard case .transient = openMeteoFailure(200, #"{"hourly":{"time":["yesterday"]}}"#) else { Issue.record("bad time"); return }
         let series = try OpenMeteo.parse(
             HTTPResponse(
                 status: 200,
@@ -302,4 +286,14 @@ final class Counter: Sendable {
         }
     }
     var count: Int { value.withLock { $0 } }
+}
+
+/// What `OpenMeteo.parse` makes of an answer: the failure, or nil when it reads as a series.
+func openMeteoFailure(_ status: Int, _ body: String, headers: [String: String] = [:]) -> FetchFailure? {
+    do {
+        _ = try OpenMeteo.parse(HTTPResponse(status: status, body: Data(body.utf8), headers: headers))
+        return nil
+    } catch {
+        return error
+    }
 }

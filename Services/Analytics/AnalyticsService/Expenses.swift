@@ -39,8 +39,8 @@ enum ExpenseProjection {
                 arguments: [LocalDays.day(ms: row["date"], in: zone), row["id"] as String])
         }
         try db.execute(sql: "DELETE FROM expenseDay WHERE userId = ?", arguments: [userId])
-        // The day rows again, each from its expenses (Total: SQLite's sum() stops the whole
-        // statement at an overflow; a day whose total is beyond Int64 is kept approximate).
+        // The day rows again, each added up by `Total` rather than SQLite's sum(), which fails
+        // the whole statement (and so the event) at an overflow.
         let groups = try Row.fetchAll(
             db,
             sql: """
