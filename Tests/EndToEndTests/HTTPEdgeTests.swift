@@ -136,6 +136,15 @@ struct HTTPEdgeTests {
             #expect(csvLike.status == 415, "a JSON route refuses another media type")
             let broken = try await client.send("POST", "/v1/expenses", body: Data("{\"name\":".utf8), token: token, headers: ["Content-Type": "application/json"])
             #expect(broken.status == 400 && broken.json["code"] as? String == "invalid_argument")
+            // Broken text says it is not JSON, and why; JSON that is not an object says that.
+            #expect((broken.json["detail"] as? String)?.hasPrefix("body: not valid JSON") == true, "\(broken.text)")
+            let array = try await client.send("POST", "/v1/expenses", body: Data("[1]".utf8), token: token, headers: ["Content-Type": "application/json"])
+            #expect(array.status == 400 && array.json["detail"] as? String == "body: must be a JSON object", "\(array.text)")
+            // A number whose exponent is Int.min (it once stopped every service: JSONNumber.swift).
+            let edge = try await client.send(
+                "POST", "/v1/expenses", body: Data(#"{"name":"x","amountMinor":1e-9223372036854775808}"#.utf8), token: token,
+                headers: ["Content-Type": "application/json"])
+            #expect(edge.status == 400 && edge.json["code"] as? String == "invalid_argument", "\(edge.text)")
         }
     }
 

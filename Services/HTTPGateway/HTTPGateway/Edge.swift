@@ -131,9 +131,15 @@ public final class Edge: Sendable {
                 }
                 // Parsed as JSON values, whose numbers keep their digits (Shared/Wire/JSONNumber.swift):
                 // a volume of 11.2 reaches records as 11.2, not as the nearest Double.
-                guard let object = (try? JSONValue.parse(Data(buffer: bytes)))?.objectValue else {
-                    throw Problem.badRequest("body: must be a JSON object")
+                // Text that is not JSON says why ("body: not valid JSON: …"); JSON that is not
+                // an object says that.
+                let value: JSONValue
+                do {
+                    value = try JSONValue.parse(Data(buffer: bytes))
+                } catch let error as ServiceError {
+                    throw Problem.badRequest("body: \(error.message)")
                 }
+                guard let object = value.objectValue else { throw Problem.badRequest("body: must be a JSON object") }
                 body = object
             } else if required {
                 body = [:]  // the service names what is missing
