@@ -66,7 +66,19 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw ServiceError(.invalidArgument, "not valid JSON: \(WireCoding.describe(error))")
+            throw ServiceError(.invalidArgument, "not valid JSON: \(syntaxError(data) ?? WireCoding.describe(error))")
+        }
+    }
+
+    /// What is wrong with text that is not JSON, in JSONSerialization's words ("Unexpected end
+    /// of file during JSON parse.", "Invalid value around line 1, column 5."): the decoder
+    /// only says "The given data was not valid JSON." Nil when it reads the text.
+    private static func syntaxError(_ data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+            return nil
+        } catch {
+            return (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
         }
     }
 

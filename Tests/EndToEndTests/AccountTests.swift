@@ -95,6 +95,11 @@ struct AccountTests {
             let refused = try await stack.logbook("call", "auth", "auth.whoami", "--token", token)
             #expect(refused.status == 6, "\(refused.stdout)")
             #expect((refused.object["error"] as? [String: Any])?["code"] as? String == "unauthenticated")
+            // A body that is not JSON is refused before anything is sent, in one sentence.
+            let broken = try await stack.logbook("call", "auth", "auth.whoami", #"{"a":1"#)
+            #expect(broken.status == 2, "\(broken.stderr)")
+            #expect(broken.stderr.hasPrefix("error: the body is not valid JSON: Unexpected end of file"), "\(broken.stderr)")
+            #expect(broken.stderr.components(separatedBy: "not valid JSON").count == 2, "said once: \(broken.stderr)")
         }
     }
 

@@ -34,8 +34,9 @@ struct Call: GatewayCommand {
         let json: JSONValue
         do {
             json = try text.map { try JSONValue.parse($0) } ?? [:]
-        } catch {
-            throw ServiceError(.invalidArgument, "the body is not valid JSON: \(error)", field: "body")
+        } catch let error as ServiceError {
+            // JSONValue.parse's own words ("not valid JSON: <the reason>"), once
+            throw ServiceError(.invalidArgument, "the body is \(error.message)", field: "body")
         }
         let caller: Context.Caller =
             if let token { .token(token.isEmpty ? nil : token) } else { .token(try context.session()?.token) }
