@@ -231,6 +231,27 @@ extension JSONValue {
         #expect(try await h.suggest()["basis"] == "based on 20 catches: high confidence")
     }
 
+    /// A species' or bait's key is read from its bytes when it is plain ASCII; every name
+    /// must get the key trimming and lowercasing gives.
+    @Test func keysAreTheTrimmedLowercasedName() {
+        func reference(_ text: String) -> String {
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            return trimmed.isEmpty ? "(none)" : trimmed
+        }
+        var names = [
+            "", " ", "pike", "Pike", " pike", "pike ", "live bait", "LIVE BAIT", "\tworm\n", "worm\u{7F}", "\u{7F}",
+            "abborre", "Äbborre", "gädda", "fly\u{A0}", "\u{2003}jig", "x\u{1C}", "\u{1C}x", "a\u{0}b", "\u{0}", "ß", "ǅ",
+            "fly~", "@", "[Z]", "z",
+        ]
+        var random = SystemRandomNumberGenerator()
+        let alphabet = Array(" \t\naZAz09~\u{7F}\u{1C}é\u{A0}ẞ\u{2003}-")
+        for _ in 0..<20_000 {
+            names.append(String((0..<Int.random(in: 0...6, using: &random)).map { _ in alphabet.randomElement(using: &random)! }))
+        }
+        let wrong = names.filter { CatchProjection.key($0) != reference($0) }
+        #expect(wrong.isEmpty, "\(wrong.prefix(5).map { Array($0.unicodeScalars) })")
+    }
+
     /// Shares are worked out in integers; they must be what dividing and rounding Decimals
     /// gives, as values and as the text the wire carries.
     @Test func sharesAreTheRoundedDecimalQuotient() throws {

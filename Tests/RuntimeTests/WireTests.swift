@@ -228,6 +228,34 @@ struct JSONNumberTests {
         #expect(!JSONNumber(text: "1.5")!.isWhole && !JSONNumber(text: "5e-324")!.isWhole)
     }
 
+    @Test("a Double's number is its shortest text read as a decimal, whichever way it is made")
+    func doublesAsTheirText() {
+        // JSONNumber(Double) takes Swift's text as it is for a fraction without an exponent;
+        // it must be the text the long way (reading that text as a JSON number) gives.
+        var random = SystemRandomNumberGenerator()
+        var checked = 0
+        func check(_ value: Double) {
+            guard value.isFinite else { return }
+            let longWay = JSONNumber(text: "\(value)")?.text ?? "\(value)"
+            let whole = value.rounded() == value && abs(value) < 9.0e15
+            #expect(JSONNumber(value).text == (whole ? String(Int64(value)) : longWay), "\(value)")
+            checked += 1
+        }
+        for _ in 0..<40_000 {
+            // every magnitude, and the ones measurements have (coordinates, readings)
+            check(Double(bitPattern: random.next()))
+            check(Double.random(in: -180...180, using: &random))
+            check((Double.random(in: -1000...1000, using: &random) * 100).rounded() / 100)
+            check(Double.random(in: -1e-3...1e-3, using: &random))
+            check(Double(Int64.random(in: -1 << 54...1 << 54, using: &random)) + 0.5)
+        }
+        for edge in [0.1, -0.5, 1e-4, 1e-5, 0.00012345678901234567, 4503599627370495.5, 9.0e15, 9007199254740993, 1e300, 5e-324] {
+            check(edge)
+            check(-edge)
+        }
+        #expect(checked > 190_000)
+    }
+
     @Test("a value parsed, encoded and decoded keeps every digit: quantities and 64-bit amounts")
     func parsedValuesKeepTheirDigits() throws {
         let text = #"{"volume":11.2,"long":12.3456789012345678901,"big":9007199254740993,"max":9223372036854775807,"tiny":0.001}"#

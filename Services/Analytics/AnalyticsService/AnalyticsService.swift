@@ -122,7 +122,7 @@ public struct AnalyticsService: Sendable {
         case FuelEvents.vehicleDeleted:
             try FuelProjection.deleteVehicle(db, userId: userId, id: event.decode(VehicleDeleted.self).id, batch: batch)
         case FuelEvents.fillupCreated, FuelEvents.fillupUpdated:
-            try FuelProjection.putFill(db, userId: userId, event.decode(Fillup.self), batch: batch)
+            try FuelProjection.putFill(db, userId: userId, event.read(FillupRead.self), batch: batch)
         case FuelEvents.fillupDeleted:
             try FuelProjection.deleteFill(db, userId: userId, id: event.decode(FillupDeleted.self).id, batch: batch)
         case ExpenseEvents.created, ExpenseEvents.updated:
@@ -143,7 +143,7 @@ public struct AnalyticsService: Sendable {
             try TimeProjection.timerChanged(db, userId: userId, event.decode(TimerState.self))
         case CatchEvents.created, CatchEvents.updated:
             // `catch.updated` is the record plus two flags, which the projection does not need
-            try CatchProjection.putCatch(db, userId: userId, event.decode(Catch.self), batch: batch)
+            try CatchProjection.putCatch(db, userId: userId, event.read(CatchRead.self), batch: batch)
         case CatchEvents.deleted:
             try CatchProjection.deleteCatch(db, userId: userId, id: event.decode(CatchDeleted.self).id, batch: batch)
         default:
@@ -155,7 +155,7 @@ public struct AnalyticsService: Sendable {
     static func applyWeatherEvent(_ db: Database, _ event: Event, _ batch: ProjectionBatch) throws {
         switch event.type {
         case WeatherEvents.conditionsReady:
-            try CatchProjection.conditionsReady(db, userId: event.userId, event.decode(ConditionsReady.self), batch: batch)
+            try CatchProjection.conditionsReady(db, userId: event.userId, event.read(ConditionsReadyRead.self), batch: batch)
         case WeatherEvents.conditionsUnavailable:
             try CatchProjection.conditionsUnavailable(
                 db, userId: event.userId, event.decode(ConditionsUnavailable.self), batch: batch)

@@ -55,7 +55,7 @@ enum FuelProjection {
 
     // MARK: Fill-ups
 
-    static func putFill(_ db: Database, userId: String, _ payload: Fillup, batch: ProjectionBatch) throws {
+    static func putFill(_ db: Database, userId: String, _ payload: FillupRead, batch: ProjectionBatch) throws {
         let fill = FuelFill(
             id: payload.id, date: payload.date.ms, odometer: payload.odometer?.thousandths,
             trip: payload.trip?.thousandths, volume: payload.volume.thousandths, totalMinor: payload.totalMinor,

@@ -57,7 +57,7 @@ enum CatchProjection {
             SELECT id, userId, species, water, bait, caughtAt, latitude, longitude FROM fishCatch WHERE id = ?
             """
 
-        init(userId: String, _ fish: Catch) {
+        init(userId: String, _ fish: CatchRead) {
             id = fish.id
             self.userId = userId
             species = CatchProjection.key(fish.species)
@@ -136,6 +136,15 @@ enum CatchProjection {
 
     /// Species and baits are grouped case-insensitively.
     static func key(_ text: String) -> String {
+        // Nearly every name is already its key: printable ASCII without capitals, nothing to
+        // trim at either end. That is checked on the bytes; anything else is trimmed and
+        // lowercased by Foundation (every catch of a replay came here twice).
+        let bytes = text.utf8
+        if let first = bytes.first, let last = bytes.last, first > 0x20, last > 0x20, last != 0x7F,
+            !bytes.contains(where: { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) })
+        {
+            return text
+        }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         return trimmed.isEmpty ? "(none)" : trimmed
     }
@@ -194,7 +203,7 @@ enum CatchProjection {
 
     // MARK: Events
 
-    static func putCatch(_ db: Database, userId: String, _ payload: Catch, batch: ProjectionBatch) throws {
+    static func putCatch(_ db: Database, userId: String, _ payload: CatchRead, batch: ProjectionBatch) throws {
         let new = Fish(userId: userId, payload)
         var answer = try answer(db, catchId: new.id, batch: batch)
         if let old = try fish(db, id: new.id, batch: batch) {
@@ -237,7 +246,7 @@ enum CatchProjection {
     }
 
     static func conditionsReady(
-        _ db: Database, userId: String?, _ payload: ConditionsReady, batch: ProjectionBatch
+        _ db: Database, userId: String?, _ payload: ConditionsReadyRead, batch: ProjectionBatch
     ) throws {
         let c = payload.conditions
         try replaceAnswer(
