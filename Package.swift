@@ -164,6 +164,8 @@ let package = Package(
                 "Runtime", "Contracts", "Storage", "Wire", "StackSupervisor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // the queue is counted through SQLite's C API before a command (LocalStore.swift)
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
         .executableTarget(

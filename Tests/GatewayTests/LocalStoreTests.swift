@@ -103,4 +103,39 @@ struct LocalStoreTests {
         let tcp = try StackConfiguration.scratch(home, extra: ["LOGBOOK_RECORDS_ENDPOINT": "tcp://127.0.0.1:1"])
         #expect(!Reachability.isDown("records", configuration: tcp))
     }
+
+    @Test("the queue counted without opening the store agrees with the store; the cache needs no queue file")
+    func countsWithoutTheStore() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lb-local-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(LocalStore.counts(directory: directory, owner: "u1") == LocalStore.Counts(pending: 0, failed: 0))
+
+        // Answers are saved and read, and forgotten with the owner, without a queue file.
+        let local = LocalData(environment: ["LOGBOOK_LOCAL_DIR": directory])
+        local.remember(owner: "u1", service: "auth", method: "auth.whoami", body: [:], result: ["username": "ann"])
+        #expect(local.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:])?.result["username"] == "ann")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/" + LocalStore.fileName))
+        #expect(local.waiting(owner: "u1").total == 0)
+        try local.removeAll(owner: "u1")
+        #expect(local.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:]) == nil)
+
+        let store = try #require(try LocalStore.open(directory: directory))
+        let failed = try store.enqueue(
+            owner: "u1", service: "records", method: "records.expense.add", body: [:], idempotencyKey: "k1")
+        try store.fail(failed, code: "invalid_argument", message: "no")
+        for key in ["k2", "k3"] {
+            try store.enqueue(owner: "u1", service: "records", method: "records.expense.add", body: [:], idempotencyKey: key)
+        }
+        try store.enqueue(owner: "u2", service: "records", method: "records.expense.add", body: [:], idempotencyKey: "k4")
+        for owner in ["u1", "u2", "u3"] {
+            #expect(LocalStore.counts(directory: directory, owner: owner) == (try store.counts(owner: owner)), "\(owner)")
+        }
+        #expect(LocalData(environment: ["LOGBOOK_LOCAL_DIR": directory]).waiting(owner: "u1").pending == 2)
+
+        // A file it cannot read that way is left to the store.
+        let other = directory + "/other"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: other + "/" + LocalStore.fileName))
+        #expect(LocalStore.counts(directory: other, owner: "u1") == nil)
+    }
 }

@@ -7,8 +7,13 @@
 // unreachable) is a file of its own, `cache.sqlite`: it is written on every read, so it is
 // written without fsync (synchronous=OFF). A power cut may lose or damage it; a cache
 // that cannot be read is deleted and starts empty. The queue keeps full durability.
+// A read saves its answer without opening `local.sqlite`, and every command counts the
+// queue through one read-only SQLite query (`LocalStore.counts(directory:owner:)`), so
+// `local.sqlite` is opened through GRDB only when something is queued, synced or looked up
+// offline, and made when a write is first queued.
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 import Wire
 
@@ -66,8 +71,9 @@ public struct LocalStore: Sendable {
     }
 
     /// Opens (creating it when `create`) the store in `directory`; nil when it does not
-    /// exist and `create` is false.
-    public static func open(directory: String, create: Bool = true) throws -> LocalStore? {
+    /// exist and `create` is false. `cache` is the read cache to use (LocalData shares one
+    /// between the store and the reads that do not open the store); by default its own.
+    public static func open(directory: String, create: Bool = true, cache: CacheFile? = nil) throws -> LocalStore? {
         let path = directory + "/" + fileName
         if !create && !FileManager.default.fileExists(atPath: path) { return nil }
         do {
@@ -80,7 +86,8 @@ public struct LocalStore: Sendable {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            return try LocalStore(writer: queue, path: path, cache: CacheFile(path: directory + "/" + cacheFileName))
+            return try LocalStore(
+                writer: queue, path: path, cache: cache ?? CacheFile(path: directory + "/" + cacheFileName))
         } catch let error as DatabaseError {
             throw ServiceError(.internal, "cannot open \(path): \(error.message ?? "\(error)")")
         }
@@ -179,6 +186,42 @@ public struct LocalStore: Sendable {
         public var total: Int { pending + failed }
     }
 
+    /// The owner's queued writes, counted without opening the store: every command asks
+    /// before its first call, and opening it through GRDB (its connection set-up, the
+    /// migrations' check) was about 1.5 ms of each `logbook` run. One read-only SQLite
+    /// connection and one query; no file means nothing queued. nil when the file cannot be
+    /// read that way (a write in progress left a journal to roll back, a schema from before
+    /// the queue): open the store then, which also repairs or migrates it.
+    public static func counts(directory: String, owner: String) -> Counts? {
+        let path = directory + "/" + fileName
+        guard FileManager.default.fileExists(atPath: path) else { return Counts(pending: 0, failed: 0) }
+        var connection: OpaquePointer?
+        defer { sqlite3_close(connection) }
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let connection else {
+            return nil
+        }
+        sqlite3_busy_timeout(connection, 10_000)
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard
+            sqlite3_prepare_v2(
+                connection, "SELECT state, count(*) FROM queue WHERE owner = ? GROUP BY state", -1, &statement, nil)
+                == SQLITE_OK, let statement,
+            sqlite3_bind_text(statement, 1, owner, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self)) == SQLITE_OK
+        else { return nil }
+        var counts = Counts(pending: 0, failed: 0)
+        while true {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW:
+                let n = Int(sqlite3_column_int64(statement, 1))
+                let state = sqlite3_column_text(statement, 0).map { String(cString: $0) }
+                if state == QueuedWrite.State.failed.rawValue { counts.failed = n } else { counts.pending += n }
+            case SQLITE_DONE: return counts
+            default: return nil
+            }
+        }
+    }
+
     public func counts(owner: String) throws -> Counts {
         try writer.read { db in
             let rows = try Row.fetchAll(
@@ -264,7 +307,7 @@ public struct LocalStore: Sendable {
                 try db.execute(sql: sql, arguments: [owner])
             }
         }
-        try cache.write { db in try db.execute(sql: "DELETE FROM cache WHERE owner = ?", arguments: [owner]) }
+        try cache.removeAll(owner: owner)
     }
 
     // MARK: The read cache
@@ -281,48 +324,17 @@ public struct LocalStore: Sendable {
 
     public func remember(
         owner: String, service: String, method: String, body: JSONValue, result: JSONValue, now: Date = Date()
-    )
-        throws
-    {
-        try cache.write { db in
-            try db.execute(
-                sql:
-                    "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [
-                    owner, Self.cacheKey(service, method, body), service, method, result.jsonText, WireTime.format(now),
-                ])
-        }
+    ) throws {
+        try cache.remember(owner: owner, service: service, method: method, body: body, result: result, now: now)
     }
 
     public func cached(owner: String, service: String, method: String, body: JSONValue) throws -> Cached? {
-        try cache.read { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND key = ?",
-                    arguments: [owner, Self.cacheKey(service, method, body)])
-            else { return nil }
-            return Cached(
-                method: row["method"], result: (try? JSONValue.parse(row["result"] as String)) ?? .null,
-                fetchedAt: row["fetchedAt"])
-        }
+        try cache.cached(owner: owner, service: service, method: method, body: body)
     }
 
     /// Every cached answer of these methods, oldest first.
     public func cached(owner: String, methods: [String]) throws -> [Cached] {
-        guard !methods.isEmpty else { return [] }
-        return try cache.read { db in
-            // GRDB's query interface writes the IN list with bound values.
-            let rows = try Row.fetchAll(
-                db,
-                Table("cache").select(Column("method"), Column("result"), Column("fetchedAt"))
-                    .filter(Column("owner") == owner && methods.contains(Column("method")))
-                    .order(Column("fetchedAt")))
-            return rows.map {
-                Cached(
-                    method: $0["method"], result: (try? JSONValue.parse($0["result"] as String)) ?? .null,
-                    fetchedAt: $0["fetchedAt"])
-            }
-        }
+        try cache.cached(owner: owner, methods: methods)
     }
 }
 
@@ -354,11 +366,63 @@ extension JSONValue {
 /// read is deleted and made again (it holds only copies of answers the stack still has).
 /// Not WAL: every one-shot `logbook` run would create the `-wal` and `-shm` files, map the
 /// index and checkpoint and delete both on exit, which cost more than the write itself.
-final class CacheFile: Sendable {
+public final class CacheFile: Sendable {
     private let path: String?
     private let queue = Mutex<DatabaseQueue?>(nil)
 
-    init(path: String?) { self.path = path }
+    public init(path: String?) { self.path = path }
+
+    /// Whether there is a file to read (a read does not make one).
+    var exists: Bool { path.map { FileManager.default.fileExists(atPath: $0) } ?? true }
+
+    public func remember(
+        owner: String, service: String, method: String, body: JSONValue, result: JSONValue, now: Date = Date()
+    ) throws {
+        try write { db in
+            try db.execute(
+                sql:
+                    "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    owner, LocalStore.cacheKey(service, method, body), service, method, result.jsonText,
+                    WireTime.format(now),
+                ])
+        }
+    }
+
+    public func cached(owner: String, service: String, method: String, body: JSONValue) throws -> LocalStore.Cached? {
+        try read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND key = ?",
+                    arguments: [owner, LocalStore.cacheKey(service, method, body)])
+            else { return nil }
+            return LocalStore.Cached(
+                method: row["method"], result: (try? JSONValue.parse(row["result"] as String)) ?? .null,
+                fetchedAt: row["fetchedAt"])
+        }
+    }
+
+    /// Every cached answer of these methods, oldest first.
+    public func cached(owner: String, methods: [String]) throws -> [LocalStore.Cached] {
+        guard !methods.isEmpty else { return [] }
+        return try read { db in
+            // GRDB's query interface writes the IN list with bound values.
+            let rows = try Row.fetchAll(
+                db,
+                Table("cache").select(Column("method"), Column("result"), Column("fetchedAt"))
+                    .filter(Column("owner") == owner && methods.contains(Column("method")))
+                    .order(Column("fetchedAt")))
+            return rows.map {
+                LocalStore.Cached(
+                    method: $0["method"], result: (try? JSONValue.parse($0["result"] as String)) ?? .null,
+                    fetchedAt: $0["fetchedAt"])
+            }
+        }
+    }
+
+    func removeAll(owner: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM cache WHERE owner = ?", arguments: [owner]) }
+    }
 
     func write<T>(_ work: (Database) throws -> T) throws -> T {
         try withQueue { try $0.write(work) }

@@ -142,7 +142,9 @@ public enum Offline {
 
     /// Before the first call of a logged-in command: replay what is queued, once.
     static func replayOnce(_ context: Context, session: Session) async {
-        guard context.local.claimReplay(), let store = try? context.localStore(create: false),
+        // counted without opening the store: nearly always nothing is queued
+        guard context.local.claimReplay(), context.local.waiting(owner: session.userId).pending > 0,
+            let store = try? context.localStore(create: false),
             let counts = try? store.counts(owner: session.userId), counts.pending > 0,
             !context.isDown(context.recordsInstance(for: session))
         else { return }

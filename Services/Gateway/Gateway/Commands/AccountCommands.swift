@@ -209,7 +209,7 @@ struct Logout: GatewayCommand {
                 + (session.expiresAt.map { " (it expires at \($0))" } ?? "")
         }
         try context.sessions.delete()
-        try store?.removeAll(owner: session.userId)
+        try context.local.removeAll(owner: session.userId)
         try? SelectionStore(directory: context.sessions.directory).setVehicle(nil, for: session.userId)
         if unsynced > 0 { note += "; discarded \(unsynced) unsynced write\(unsynced == 1 ? "" : "s")" }
         if context.json {

@@ -121,9 +121,10 @@ enum Resolve {
 }
 
 extension Context {
-    /// Records known without the stack (`LocalStore.records`); none before any local store.
+    /// Records known without the stack (`LocalStore.records`): saved answers and queued
+    /// creates. The store is made when there is none yet (answers are saved without it).
     func localRecords<Record: Named>(owner: String) -> [Record] {
-        (try? localStore(create: false))?.records(owner: owner) ?? []
+        (try? localStore())?.records(owner: owner) ?? []
     }
 }
 

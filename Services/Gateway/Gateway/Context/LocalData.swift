@@ -1,6 +1,7 @@
-// This machine's own data for a command (local.sqlite, LocalStore.swift): opened on first
-// use; writes queued while the stack cannot take them; every answer saved, so a read can be
-// answered offline; and whether this command already replayed the queue.
+// This machine's own data for a command (local.sqlite and cache.sqlite, LocalStore.swift):
+// opened on first use; writes queued while the stack cannot take them; every answer saved
+// (in cache.sqlite alone), so a read can be answered offline; and whether this command
+// already replayed the queue.
 import Foundation
 import Runtime
 import Synchronization
@@ -9,6 +10,9 @@ import Wire
 public final class LocalData: Sendable {
     /// Where `local.sqlite` lives (`LocalStore.directory`).
     public let directory: String
+    /// The read cache (`cache.sqlite`), shared with the store: saving or reading an answer
+    /// does not open the queue's file.
+    private let cache: CacheFile
     private let state = Mutex(State())
 
     private struct State {
@@ -17,7 +21,10 @@ public final class LocalData: Sendable {
         var replayed = false
     }
 
-    init(environment: [String: String]) { directory = LocalStore.directory(environment: environment) }
+    init(environment: [String: String]) {
+        directory = LocalStore.directory(environment: environment)
+        cache = CacheFile(path: directory + "/" + LocalStore.cacheFileName)
+    }
 
     /// Whether `Context.send` uses the queue and the saved answers (and replays first).
     var enabled: Bool {
@@ -28,14 +35,18 @@ public final class LocalData: Sendable {
     /// The local store, opened once; with `create: false`, nil when there is none yet.
     func store(create: Bool = true) throws -> LocalStore? {
         if let store = state.withLock({ $0.store }) { return store }
-        guard let store = try LocalStore.open(directory: directory, create: create) else { return nil }
+        guard let store = try LocalStore.open(directory: directory, create: create, cache: cache) else { return nil }
         state.withLock { $0.store = store }
         return store
     }
 
-    /// Writes waiting to sync for `owner` (0 when there is no local store).
+    /// Writes waiting to sync for `owner` (0 when there is no local store), counted without
+    /// opening the store when it is not open yet (LocalStore.counts(directory:owner:)).
     func waiting(owner: String) -> LocalStore.Counts {
-        (try? store(create: false)?.counts(owner: owner)) ?? LocalStore.Counts(pending: 0, failed: 0)
+        if state.withLock({ $0.store }) == nil, let counts = LocalStore.counts(directory: directory, owner: owner) {
+            return counts
+        }
+        return (try? store(create: false)?.counts(owner: owner)) ?? LocalStore.Counts(pending: 0, failed: 0)
     }
 
     /// True the first time only: the queue is replayed once per command.
@@ -69,7 +80,9 @@ public final class LocalData: Sendable {
 
     /// Saves a read's answer, to show when the stack cannot be reached.
     func remember(owner: String, service: String, method: String, body: JSONValue, result: JSONValue) {
-        try? store()?.remember(owner: owner, service: service, method: method, body: body, result: result)
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? cache.remember(owner: owner, service: service, method: method, body: body, result: result)
     }
 
     /// A write's result is the freshest copy of that record: saved as the answer of its
@@ -82,8 +95,18 @@ public final class LocalData: Sendable {
         remember(owner: owner, service: service, method: String(get), body: ["id": .string(id)], result: result)
     }
 
+    /// Forgets everything kept here for `owner`: queued writes, local ids, saved answers.
+    func removeAll(owner: String) throws {
+        if let store = try store(create: false) {
+            try store.removeAll(owner: owner)
+        } else if cache.exists {
+            try cache.removeAll(owner: owner)
+        }
+    }
+
     /// The saved answer of this read, if any.
     func cached(owner: String, service: String, method: String, body: JSONValue) -> LocalStore.Cached? {
-        try? store(create: false)?.cached(owner: owner, service: service, method: method, body: body)
+        guard cache.exists else { return nil }
+        return try? cache.cached(owner: owner, service: service, method: method, body: body)
     }
 }
