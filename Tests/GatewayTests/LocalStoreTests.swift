@@ -116,6 +116,14 @@ struct LocalStoreTests {
         #expect(local.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:])?.result["username"] == "ann")
         #expect(!FileManager.default.fileExists(atPath: directory + "/" + LocalStore.fileName))
         #expect(local.waiting(owner: "u1").total == 0)
+        // Later runs save through SQLite's C API; a damaged file is made again.
+        LocalData(environment: ["LOGBOOK_LOCAL_DIR": directory]).remember(
+            owner: "u1", service: "auth", method: "auth.whoami", body: [:], result: ["username": "bob"])
+        #expect(local.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:])?.result["username"] == "bob")
+        try Data(repeating: 0x55, count: 8192).write(to: URL(fileURLWithPath: directory + "/" + LocalStore.cacheFileName))
+        let afresh = LocalData(environment: ["LOGBOOK_LOCAL_DIR": directory])
+        afresh.remember(owner: "u1", service: "auth", method: "auth.whoami", body: [:], result: ["username": "cy"])
+        #expect(afresh.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:])?.result["username"] == "cy")
         try local.removeAll(owner: "u1")
         #expect(local.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:]) == nil)
 

@@ -375,18 +375,42 @@ public final class CacheFile: Sendable {
     /// Whether there is a file to read (a read does not make one).
     var exists: Bool { path.map { FileManager.default.fileExists(atPath: $0) } ?? true }
 
+    static let insert = "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)"
+
     public func remember(
         owner: String, service: String, method: String, body: JSONValue, result: JSONValue, now: Date = Date()
     ) throws {
-        try write { db in
-            try db.execute(
-                sql:
-                    "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [
-                    owner, LocalStore.cacheKey(service, method, body), service, method, result.jsonText,
-                    WireTime.format(now),
-                ])
+        let values = [owner, LocalStore.cacheKey(service, method, body), service, method, result.jsonText, WireTime.format(now)]
+        if queue.withLock({ $0 == nil }), let path, Self.quickInsert(path: path, values) { return }
+        try write { db in try db.execute(sql: Self.insert, arguments: StatementArguments(values)) }
+    }
+
+    /// Saves an answer through SQLite's C API when the file is there with its table: every
+    /// read of every `logbook` run saves its answer, and opening the file through GRDB (its
+    /// connection set-up, the journal mode's check, the table's) cost more than the write.
+    /// The connection is set up as `open()` sets GRDB's (no fsync, a rollback journal kept
+    /// in place). False, with nothing written, when the file, its table or the write is not
+    /// as expected: the caller then opens it through GRDB, which makes, converts or replaces it.
+    private static func quickInsert(path: String, _ values: [String]) -> Bool {
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        var connection: OpaquePointer?
+        defer { sqlite3_close(connection) }
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let connection else {
+            return false
         }
+        sqlite3_busy_timeout(connection, 10_000)
+        guard
+            sqlite3_exec(connection, "PRAGMA synchronous = OFF; PRAGMA journal_mode = TRUNCATE", nil, nil, nil)
+                == SQLITE_OK
+        else { return false }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(connection, insert, -1, &statement, nil) == SQLITE_OK, let statement else { return false }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (i, value) in values.enumerated() where sqlite3_bind_text(statement, Int32(i + 1), value, -1, transient) != SQLITE_OK {
+            return false
+        }
+        return sqlite3_step(statement) == SQLITE_DONE
     }
 
     public func cached(owner: String, service: String, method: String, body: JSONValue) throws -> LocalStore.Cached? {
