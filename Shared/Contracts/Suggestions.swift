@@ -110,3 +110,94 @@ public struct Suggestions: Codable, Sendable, Equatable {
 public enum SuggestMethods {
     public static let suggest = Method<SuggestRequest, Suggestions>("analytics.suggest", .read)
 }
+
+// MARK: Written without the encoder (Shared/Wire/JSONWritable.swift)
+
+// Keys in UTF-8 byte order, optionals left out when nil: what the synthesized `Encodable`
+// gives through the shared encoder. Tests/AnalyticsTests/SuggestTests.swift compares the two.
+
+extension BaitCount: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("bait")
+        out.string(bait)
+        out.key("count")
+        out.int(count)
+        out.key("share")
+        out.decimal(share)
+        out.endObject()
+    }
+}
+
+extension BucketCount: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("baits")
+        out.array(baits) { $0.write($1) }
+        out.key("bucket")
+        out.string(bucket)
+        out.key("count")
+        out.int(count)
+        out.key("share")
+        out.decimal(share)
+        out.endObject()
+    }
+}
+
+extension ConditionSuggestion: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("basis")
+        out.string(basis)
+        if let best {
+            out.key("best")
+            out.write(best)
+        }
+        out.key("buckets")
+        out.array(buckets) { $0.write($1) }
+        out.key("catches")
+        out.int(catches)
+        out.key("condition")
+        out.string(condition)
+        out.key("confidence")
+        out.string(confidence)
+        out.key("label")
+        out.string(label)
+        out.endObject()
+    }
+}
+
+extension Suggestions: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("baits")
+        out.array(baits) { $0.write($1) }
+        out.key("basis")
+        out.string(basis)
+        out.key("catches")
+        out.int(catches)
+        out.key("conditions")
+        out.array(conditions) { $0.write($1) }
+        out.key("confidence")
+        out.string(confidence)
+        if let note {
+            out.key("note")
+            out.string(note)
+        }
+        out.key("pending")
+        out.int(pending)
+        out.key("ready")
+        out.int(ready)
+        if let species {
+            out.key("species")
+            out.string(species)
+        }
+        out.key("unavailable")
+        out.int(unavailable)
+        if let water {
+            out.key("water")
+            out.string(water.rawValue)
+        }
+        out.endObject()
+    }
+}

@@ -1,6 +1,7 @@
 // Fishing suggestions on a fixed set of catches with known conditions: expected buckets,
 // shares, confidence, pending and unavailable catches counted, and counters that follow
 // edits, deletes and conditions arriving before their catch.
+import Contracts
 import Foundation
 import Testing
 import Wire
@@ -250,6 +251,49 @@ extension JSONValue {
         }
         let wrong = names.filter { CatchProjection.key($0) != reference($0) }
         #expect(wrong.isEmpty, "\(wrong.prefix(5).map { Array($0.unicodeScalars) })")
+    }
+
+    /// An answer writes its own JSON (Contracts' `Suggestions: JSONWritable`): byte for byte
+    /// what the shared encoder writes, over generated answers and the ones the queries give.
+    @Test func answersWriteWhatTheEncoderWrites() async throws {
+        var random = SystemRandomNumberGenerator()
+        let texts = ["pike", "", "Gädda", "a \"quoted\" bait", "back\\slash", "tab\tand\nline", "slash/ok", "\u{1}", "🐟", "z"]
+        func text() -> String { texts.randomElement(using: &random)! }
+        func share() -> Decimal {
+            SuggestQueries.share(Int.random(in: 0...50, using: &random), Int.random(in: 0...60, using: &random))
+        }
+        func baits() -> [BaitCount] {
+            (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                BaitCount(bait: text(), count: Int.random(in: 0...1000, using: &random), share: share())
+            }
+        }
+        func bucket() -> BucketCount {
+            BucketCount(bucket: text(), count: Int.random(in: -1...99, using: &random), share: share(), baits: baits())
+        }
+        var answers: [Suggestions] = []
+        for _ in 0..<300 {
+            let conditions = (0..<Int.random(in: 0...4, using: &random)).map { _ in
+                ConditionSuggestion(
+                    condition: text(), label: text(), catches: Int.random(in: 0...9, using: &random),
+                    best: Bool.random(using: &random) ? bucket() : nil, buckets: (0..<Int.random(in: 0...3, using: &random)).map { _ in bucket() },
+                    confidence: text(), basis: text())
+            }
+            answers.append(
+                Suggestions(
+                    species: Bool.random(using: &random) ? text() : nil, water: [nil, .fresh, .salt].randomElement(using: &random)!,
+                    catches: Int.random(in: 0...Int.max, using: &random), ready: 1, pending: 0, unavailable: -3,
+                    confidence: text(), basis: text(), note: Bool.random(using: &random) ? text() : nil,
+                    conditions: conditions, baits: baits()))
+        }
+        let h = try await stocked()
+        for body: JSONValue in [[:], ["species": "pike"], ["water": "salt"]] {
+            answers.append(try await h.call("analytics.suggest", body).decode(Suggestions.self))
+        }
+        var differ: [String] = []
+        for answer in answers where answer.jsonData != (try WireCoding.encode(answer)) {
+            differ.append(String(decoding: answer.jsonData, as: UTF8.self))
+        }
+        #expect(differ.isEmpty, "\(differ.count) of \(answers.count) differ, e.g. \(differ.prefix(1))")
     }
 
     /// Shares are worked out in integers; they must be what dividing and rounding Decimals

@@ -1,0 +1,92 @@
+// A reply that writes its own JSON: byte for byte what `WireCoding.encode` writes for it
+// (keys in UTF-8 byte order, no escaped slashes, optionals left out when nil), without
+// Foundation's encoder. For answers large enough that the encoder is most of their cost:
+// an `analytics.suggest` answer lists every bucket and bait of a user's catches, and
+// encoding it took five times the query. The Router looks for it once per route, when the
+// route is registered (Shared/Runtime/Router.swift), so no other reply pays for the check.
+// Each writer is held to the encoder by a test over generated values
+// (Tests/RuntimeTests/JSONWritableTests.swift for the helpers; the Contracts type's own
+// tests for its fields).
+import Foundation
+
+public protocol JSONWritable: Encodable {
+    /// Appends this value's JSON, exactly as `WireCoding.encode` writes it.
+    func writeJSON(to out: inout JSONOutput)
+}
+
+extension JSONWritable {
+    /// This value's JSON (the same bytes as `WireCoding.encode(self)`).
+    public var jsonData: Data {
+        var out = JSONOutput()
+        writeJSON(to: &out)
+        return out.data
+    }
+
+    /// `value`'s JSON, for a caller holding the type as `any JSONWritable.Type` and a value
+    /// of that very type.
+    public static func data(_ value: Any) -> Data { (value as! Self).jsonData }
+}
+
+/// The bytes of a JSON text being written. Objects are written field by field, keys in the
+/// order given, which must be UTF-8 byte order (the shared encoder's `.sortedKeys`).
+public struct JSONOutput {
+    public private(set) var data = Data()
+    private var first = true
+
+    public init() { data.reserveCapacity(1024) }
+
+    public mutating func beginObject() {
+        data.append(UInt8(ascii: "{"))
+        first = true
+    }
+
+    public mutating func endObject() {
+        data.append(UInt8(ascii: "}"))
+        first = false
+    }
+
+    public mutating func beginArray() {
+        data.append(UInt8(ascii: "["))
+        first = true
+    }
+
+    public mutating func endArray() {
+        data.append(UInt8(ascii: "]"))
+        first = false
+    }
+
+    /// Before an array element.
+    public mutating func element() {
+        if !first { data.append(UInt8(ascii: ",")) }
+        first = false
+    }
+
+    /// An object's key (plain ASCII, as every Contracts key is), ready for its value.
+    public mutating func key(_ name: StaticString) {
+        if !first { data.append(UInt8(ascii: ",")) }
+        first = false
+        data.append(UInt8(ascii: "\""))
+        data.append(name.utf8Start, count: name.utf8CodeUnitCount)
+        data.append(UInt8(ascii: "\""))
+        data.append(UInt8(ascii: ":"))
+    }
+
+    public mutating func string(_ text: String) { data.append(CanonicalJSON.quoted(text)) }
+
+    public mutating func int(_ value: some BinaryInteger) { data.appendUTF8(String(value)) }
+
+    /// A Decimal as the encoder writes it: its `description`.
+    public mutating func decimal(_ value: Decimal) { data.appendUTF8(value.description) }
+
+    public mutating func write(_ value: some JSONWritable) { value.writeJSON(to: &self) }
+
+    /// Each element written by `write`.
+    public mutating func array<Element>(_ elements: [Element], _ write: (inout JSONOutput, Element) -> Void) {
+        beginArray()
+        for element in elements {
+            self.element()
+            write(&self, element)
+        }
+        endArray()
+    }
+}
