@@ -4,9 +4,8 @@
 // an `analytics.suggest` answer lists every bucket and bait of a user's catches, and
 // encoding it took five times the query. The Router looks for it once per route, when the
 // route is registered (Shared/Runtime/Router.swift), so no other reply pays for the check.
-// Each writer is held to the encoder by a test over generated values
-// (Tests/RuntimeTests/JSONWritableTests.swift for the helpers; the Contracts type's own
-// tests for its fields).
+// Each writer is held to the encoder by a test over generated values (the suggestions':
+// Tests/AnalyticsTests/SuggestTests.swift, `answersWriteWhatTheEncoderWrites`).
 import Foundation
 
 public protocol JSONWritable: Encodable {
