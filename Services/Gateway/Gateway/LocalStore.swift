@@ -195,29 +195,19 @@ public struct LocalStore: Sendable {
     public static func counts(directory: String, owner: String) -> Counts? {
         let path = directory + "/" + fileName
         guard FileManager.default.fileExists(atPath: path) else { return Counts(pending: 0, failed: 0) }
-        var connection: OpaquePointer?
-        defer { sqlite3_close(connection) }
-        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let connection else {
-            return nil
-        }
-        sqlite3_busy_timeout(connection, 10_000)
-        var statement: OpaquePointer?
-        defer { sqlite3_finalize(statement) }
-        guard
-            sqlite3_prepare_v2(
-                connection, "SELECT state, count(*) FROM queue WHERE owner = ? GROUP BY state", -1, &statement, nil)
-                == SQLITE_OK, let statement,
-            sqlite3_bind_text(statement, 1, owner, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self)) == SQLITE_OK
-        else { return nil }
-        var counts = Counts(pending: 0, failed: 0)
-        while true {
-            switch sqlite3_step(statement) {
-            case SQLITE_ROW:
-                let n = Int(sqlite3_column_int64(statement, 1))
-                let state = sqlite3_column_text(statement, 0).map { String(cString: $0) }
-                if state == QueuedWrite.State.failed.rawValue { counts.failed = n } else { counts.pending += n }
-            case SQLITE_DONE: return counts
-            default: return nil
+        return SQLiteStatement.run(
+            path: path, readOnly: true, "SELECT state, count(*) FROM queue WHERE owner = ? GROUP BY state", [owner]
+        ) { statement in
+            var counts = Counts(pending: 0, failed: 0)
+            while true {
+                switch sqlite3_step(statement) {
+                case SQLITE_ROW:
+                    let n = Int(sqlite3_column_int64(statement, 1))
+                    let state = sqlite3_column_text(statement, 0).map { String(cString: $0) }
+                    if state == QueuedWrite.State.failed.rawValue { counts.failed = n } else { counts.pending += n }
+                case SQLITE_DONE: return counts
+                default: return nil
+                }
             }
         }
     }
@@ -393,24 +383,9 @@ public final class CacheFile: Sendable {
     /// as expected: the caller then opens it through GRDB, which makes, converts or replaces it.
     private static func quickInsert(path: String, _ values: [String]) -> Bool {
         guard FileManager.default.fileExists(atPath: path) else { return false }
-        var connection: OpaquePointer?
-        defer { sqlite3_close(connection) }
-        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let connection else {
-            return false
-        }
-        sqlite3_busy_timeout(connection, 10_000)
-        guard
-            sqlite3_exec(connection, "PRAGMA synchronous = OFF; PRAGMA journal_mode = TRUNCATE", nil, nil, nil)
-                == SQLITE_OK
-        else { return false }
-        var statement: OpaquePointer?
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_prepare_v2(connection, insert, -1, &statement, nil) == SQLITE_OK, let statement else { return false }
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        for (i, value) in values.enumerated() where sqlite3_bind_text(statement, Int32(i + 1), value, -1, transient) != SQLITE_OK {
-            return false
-        }
-        return sqlite3_step(statement) == SQLITE_DONE
+        return SQLiteStatement.run(
+            path: path, readOnly: false, setUp: "PRAGMA synchronous = OFF; PRAGMA journal_mode = TRUNCATE", insert, values
+        ) { sqlite3_step($0) == SQLITE_DONE } ?? false
     }
 
     public func cached(owner: String, service: String, method: String, body: JSONValue) throws -> LocalStore.Cached? {
@@ -475,6 +450,9 @@ public final class CacheFile: Sendable {
             let opened: DatabaseQueue
             if let path {
                 if !FileManager.default.fileExists(atPath: path) {
+                    try? FileManager.default.createDirectory(
+                        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                        attributes: [.posixPermissions: 0o700])
                     let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
                     if fd >= 0 { close(fd) }
                 }
@@ -510,5 +488,33 @@ public final class CacheFile: Sendable {
             queue = opened
             return opened
         }
+    }
+}
+
+/// One statement on a connection of its own through SQLite's C API, for the two reads and
+/// writes every `logbook` run makes (the queue's count, an answer saved), where opening the
+/// file through GRDB cost more than the work. `body` gets the prepared statement with
+/// `texts` bound; nil when the file cannot be opened, set up or prepared as asked.
+enum SQLiteStatement {
+    static func run<T>(
+        path: String, readOnly: Bool, setUp: String? = nil, _ sql: String, _ texts: [String],
+        _ body: (OpaquePointer) -> T?
+    ) -> T? {
+        var connection: OpaquePointer?
+        defer { sqlite3_close(connection) }
+        guard
+            sqlite3_open_v2(path, &connection, readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE, nil)
+                == SQLITE_OK, let connection
+        else { return nil }
+        sqlite3_busy_timeout(connection, 10_000)
+        if let setUp, sqlite3_exec(connection, setUp, nil, nil, nil) != SQLITE_OK { return nil }
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (i, text) in texts.enumerated() where sqlite3_bind_text(statement, Int32(i + 1), text, -1, transient) != SQLITE_OK {
+            return nil
+        }
+        return body(statement)
     }
 }

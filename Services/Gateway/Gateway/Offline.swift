@@ -144,9 +144,7 @@ public enum Offline {
     static func replayOnce(_ context: Context, session: Session) async {
         // counted without opening the store: nearly always nothing is queued
         guard context.local.claimReplay(), context.local.waiting(owner: session.userId).pending > 0,
-            let store = try? context.localStore(create: false),
-            let counts = try? store.counts(owner: session.userId), counts.pending > 0,
-            !context.isDown(context.recordsInstance(for: session))
+            let store = try? context.localStore(create: false), !context.isDown(context.recordsInstance(for: session))
         else { return }
         do {
             let outcome = try await replay(

@@ -80,8 +80,6 @@ public final class LocalData: Sendable {
 
     /// Saves a read's answer, to show when the stack cannot be reached.
     func remember(owner: String, service: String, method: String, body: JSONValue, result: JSONValue) {
-        try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try? cache.remember(owner: owner, service: service, method: method, body: body, result: result)
     }
 
