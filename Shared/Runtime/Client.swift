@@ -245,8 +245,10 @@ public final class ServiceClient: Transport, Sendable {
 
     /// The client's socket thread as a task executor. A caller that makes one request at a
     /// time (the ping and single-write benchmarks do; the CLI and services do not yet) and runs
-    /// under `withTaskExecutorPreference(executor)`
-    /// sends and is resumed on that thread: two thread hand-offs fewer per request.
+    /// under `withTaskExecutorPreference(executor)` sends and waits for its reply right on
+    /// that thread (`SocketPump.exchangeHere`): no thread hand-off, continuation or queue.
+    /// While it waits, the thread serves no one else, so a client shared by parallel callers
+    /// must not be used this way.
     public var executor: SocketPump { pump }
 
     /// Closes the socket now (it is also closed when the client is released).
@@ -262,8 +264,21 @@ public final class ServiceClient: Transport, Sendable {
             if remaining <= .zero { break }
             let share = attempt == attempts ? remaining : min(remaining, timeout / attempts)
             let sent = clock.now
-            let outcome = await waiters.wait(id: id, timeout: share) {
-                pump.send([Data(), frame], tag: id, expires: clock.now + share)
+            let outcome: Waiters.Outcome
+            // A caller on the socket's own thread sends and waits right there (see
+            // `executor`); anyone else, or when that cannot be done, hands the request over.
+            if let here = pump.exchangeHere([Data(), frame], until: sent + share, isReply: { Self.isReply($0, to: id) }) {
+                switch here {
+                case .reply(let frames):
+                    waiters.heard()
+                    outcome = .reply(frames[frames.count - 1])
+                case .timedOut:
+                    outcome = .timedOut(delivered: true)
+                }
+            } else {
+                outcome = await waiters.wait(id: id, timeout: share) {
+                    pump.send([Data(), frame], tag: id, expires: clock.now + share)
+                }
             }
             switch outcome {
             case .reply(let data):
@@ -293,6 +308,12 @@ public final class ServiceClient: Transport, Sendable {
     /// once, by the caller that waits for it).
     static func replyId(_ payload: Data) -> String? {
         EnvelopeScan.id(payload)
+    }
+
+    /// Whether a message read from the socket is the reply to request `id`.
+    static func isReply(_ frames: [Data], to id: String) -> Bool {
+        guard let payload = frames.last else { return false }
+        return replyId(payload) == id
     }
 }
 
@@ -360,6 +381,11 @@ final class Waiters: Sendable {
             return state.entries.removeValue(forKey: id)
         }
         entry?.continuation.resume(returning: outcome)
+    }
+
+    /// A reply was read by its caller itself (`SocketPump.exchangeHere`): the peer is alive.
+    func heard() {
+        state.withLock { $0.lastReply = .now }
     }
 
     /// True when a reply (to any request, even one no longer waited for) arrived at or after

@@ -14,7 +14,9 @@
 //
 // The thread is also a task executor: a sequential caller that runs under
 // `withTaskExecutorPreference(pump)` sends from the socket's thread and is resumed there
-// when its reply is read, with no hand-off to another thread either way.
+// when its reply is read, with no hand-off to another thread either way. Such a caller can
+// go further with `exchangeHere`: send on the socket and wait on it for the reply, right in
+// its own task step, with no queue, continuation or second turn of the loop in between.
 import CZMQ
 import Foundation
 import Synchronization
@@ -57,6 +59,9 @@ public final class SocketPump: Sendable {
     }
 
     private let queue = Mutex(Queue())
+    /// What only the socket's thread touches: its socket and whether messages wait in its
+    /// backlog, published by the loop for `exchangeHere`.
+    private let here = ThreadConfined()
     private let wakeRead: Int32
     private let wakeWrite: Int32
     /// The thread is in (or about to enter) its blocking poll: a sender must wake it.
@@ -221,8 +226,10 @@ public final class SocketPump: Sendable {
         var expires: ContinuousClock.Instant?
     }
 
-    private func loop(setup: Setup, respond: Responder?, onEvent: @Sendable (Event) -> Void) {
+    private func loop(setup: Setup, respond: Responder?, onEvent: @escaping @Sendable (Event) -> Void) {
         owner.store(Self.currentThread, ordering: .releasing)
+        here.onEvent = onEvent
+        here.answers = respond != nil
         defer {
             // Tasks still waiting for this thread carry on on the global executor.
             let left = queue.withLock { state -> [UnownedJob] in
@@ -239,6 +246,7 @@ public final class SocketPump: Sendable {
         } catch {
             setupError.withLock { $0 = "\(error)" }
         }
+        defer { here.socket = nil }
         ready.signal()
         guard socket != nil else { return }
 
@@ -256,6 +264,7 @@ public final class SocketPump: Sendable {
                 parked.store(false, ordering: .sequentiallyConsistent)
                 drainWakePipe()
                 if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
+                here.socket = nil
                 runJobs()
                 continue
             }
@@ -291,6 +300,8 @@ public final class SocketPump: Sendable {
             if readiness.fd { drainWakePipe() }
             if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
             // Tasks resumed by the replies just read run now; what they send leaves at once.
+            here.socket = socket
+            here.backlogWaiting = !backlog.isEmpty
             if runJobs(), processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) {
                 return
             }
@@ -307,6 +318,50 @@ public final class SocketPump: Sendable {
                 stalled = readiness.writable && !backlog.isEmpty && backlog.count == waiting
             } else {
                 stalled = false
+            }
+        }
+    }
+
+    /// The outcome of `exchangeHere`.
+    public enum HereOutcome: Sendable {
+        /// The message `isReply` accepted.
+        case reply([Data])
+        /// Sent, and no reply came before the deadline.
+        case timedOut
+    }
+
+    /// Sends `frames` and waits for the reply on the socket, on the calling thread: for a
+    /// caller that runs on the socket's own thread (a task under
+    /// `withTaskExecutorPreference(pump)`), which makes one request at a time. Messages that
+    /// are not the reply (`isReply` false) go to `onEvent` as usual. Returns nil when this
+    /// cannot be done here — not on the socket's thread, no socket, messages waiting in the
+    /// backlog (they leave first), the pump stopping or answering messages itself (a
+    /// server's), or libzmq not taking the message at once — and the caller then sends the
+    /// usual way (`send`).
+    ///
+    /// While it waits, this thread does nothing else: commands from other threads and other
+    /// tasks for this executor wait until the reply or the deadline. Only a caller that is
+    /// the socket's one user runs on its thread (the clients' sequential callers), so there
+    /// are none in practice; the wait is bounded by the caller's deadline either way.
+    public func exchangeHere(
+        _ frames: [Data], until deadline: ContinuousClock.Instant, isReply: ([Data]) -> Bool
+    ) -> HereOutcome? {
+        guard isCurrentThread, let socket = here.socket, !here.backlogWaiting, !here.answers,
+            !queue.withLock({ $0.stopped }),
+            (try? socket.send(frames, dontWait: true)) == true
+        else { return nil }
+        let clock = ContinuousClock()
+        let onEvent = here.onEvent
+        while true {
+            let remaining = deadline - clock.now
+            if remaining <= .zero { return .timedOut }
+            let ms = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+            // Up to a millisecond more than asked, never less: a wait cut short would time
+            // out a reply still on its way.
+            guard let readiness = try? socket.poll(timeoutMs: Int(ms) + 1), readiness.socket else { continue }
+            while let message = try? socket.receive(dontWait: true) {
+                if isReply(message) { return .reply(message) }
+                onEvent?(.message(message))
             }
         }
     }
@@ -389,6 +444,16 @@ extension SocketPump: TaskExecutor {
             globalConcurrentExecutor.enqueue(ExecutorJob(job))
         }
     }
+}
+
+/// State the socket's thread alone reads and writes (its loop, and `exchangeHere` called by
+/// a task the loop runs), so it needs no lock.
+private final class ThreadConfined: @unchecked Sendable {
+    var socket: Socket?
+    var backlogWaiting = false
+    var onEvent: (@Sendable (SocketPump.Event) -> Void)?
+    /// The pump answers some messages itself (a server's `respond`): it never exchanges here.
+    var answers = false
 }
 
 public struct PumpSetupError: Error, CustomStringConvertible {

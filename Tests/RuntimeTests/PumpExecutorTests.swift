@@ -1,7 +1,8 @@
 // A client's socket thread as a task executor (ServiceClient.executor): a caller running
-// under its preference sends and is resumed on that thread, a reply or a timeout wakes it
-// there, and closing the client from that very thread neither deadlocks nor strands the
-// task. Also the reply-reading shortcuts the client takes (EnvelopeScan.successResult and
+// under its preference sends and waits for its reply on that thread (SocketPump.exchangeHere),
+// a reply or a timeout wakes it there, replies to other callers still reach them meanwhile,
+// a silent peer still gets a fresh socket, and closing the client from that very thread
+// neither deadlocks nor strands the task. Also the reply-reading shortcuts the client takes (EnvelopeScan.successResult and
 // EnvelopeScan.id), held to what the JSON decoder reads from the same frames.
 import Foundation
 import Runtime
@@ -62,6 +63,56 @@ import ZMQ
         }
         #expect(outcome.0 == ErrorCode.unavailable.rawValue)
         #expect(outcome.1)
+    }
+
+    @Test func aWaitOnTheSocketThreadPassesOtherRepliesOn() async throws {
+        try await withRunningService { endpoint, _, _ in
+            let client = try ServiceClient(service: "test", endpoint: endpoint)
+            defer { client.close() }
+            // Off the socket thread: no exchange here.
+            #expect(client.executor.exchangeHere([Data(), Data("{}".utf8)], until: .now + .seconds(1)) { _ in true } == nil)
+            let clock = ContinuousClock()
+            let start = clock.now
+            // Sent the usual way, answered after 300 ms, while the caller below waits on the
+            // socket's thread for a reply that comes after 900 ms.
+            async let other = { () async throws -> Duration in
+                _ = try await client.call("test.slow", EchoBody(text: "other", count: 300), as: EchoBody.self)
+                return clock.now - start
+            }()
+            try await Task.sleep(for: .milliseconds(50))
+            let (text, here, took) = try await withTaskExecutorPreference(client.executor) {
+                let echoed = try await client.call("test.slow", EchoBody(text: "mine", count: 900), as: EchoBody.self)
+                return (echoed.text, Self.onSocketThread(client.executor), clock.now - start)
+            }
+            #expect(text == "mine")
+            #expect(here)
+            let otherTook = try await other
+            #expect(otherTook < .milliseconds(800), "the other reply waited for the caller on the socket thread: \(otherTook)")
+            #expect(took >= .milliseconds(900))
+        }
+    }
+
+    @Test func aSilentPeerGetsAFreshSocketFromTheSocketThreadToo() async throws {
+        try await withRunningService { endpoint, _, _ in
+            let client = try ServiceClient(service: "test", endpoint: endpoint, settings: ClientSettings(attempts: 2))
+            defer { client.close() }
+            let (code, after, here) = await withTaskExecutorPreference(client.executor) { () -> (ErrorCode?, String?, Bool) in
+                var code: ErrorCode?
+                do {
+                    _ = try await client.call(
+                        "test.slow", EchoBody(text: "slow", count: 1500), as: EchoBody.self,
+                        options: CallOptions(timeout: .milliseconds(600)))
+                } catch let error as ServiceError {
+                    code = error.code
+                } catch {}
+                let after = try? await client.call("test.echo", EchoBody(text: "after"), as: EchoBody.self).text
+                return (code, after, Self.onSocketThread(client.executor))
+            }
+            #expect(code == .deadlineExceeded)
+            #expect(client.reconnectCount >= 1)
+            #expect(after == "after")
+            #expect(here)
+        }
     }
 
     @Test func closingTheClientFromItsOwnThreadLetsTheTaskGoOn() async throws {
