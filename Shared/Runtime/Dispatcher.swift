@@ -128,17 +128,26 @@ public final class Dispatcher: Sendable {
     /// ping `handle` must refuse), which then takes the usual path. Other requests cost one
     /// scan of the frame's top level here.
     public func answerInline(_ frame: Data) -> Data? {
-        guard frame.count <= Router.defaultMaxBytes,
-            let members = EnvelopeScan.uniqueMembers(frame, Self.headerKeys), members["method"] == Self.pingMethodJSON
-        else { return nil }
+        guard frame.count <= Router.defaultMaxBytes else { return nil }
         let clock = ContinuousClock()
         let start = clock.now
         // A plain ping (every header member of the type the header wants, the whole frame
-        // JSON without escapes) is answered from the bytes; anything else is decoded.
-        if let id = members["id"], let reply = plainPingReply(frame, members: members, id: id) {
-            record(method: "$srv.ping", duration: clock.now - start, error: nil)
-            return reply
+        // JSON without escapes) is answered from the bytes; another ping is decoded.
+        let (isPing, plainAnswer) = frame.withUnsafeBytes { raw -> (Bool, Data?) in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let members = EnvelopeScan.requestMembers(bytes)
+            // A repeated member or an escaped name: the usual path reads it as the decoder does.
+            guard members.plain, let method = members.method, bytes[method].elementsEqual(Self.pingMethodJSON) else {
+                return (false, nil)
+            }
+            return (true, plainPingReply(frame, bytes, members))
         }
+        guard isPing else { return nil }
+        if let plainAnswer {
+            record(method: "$srv.ping", duration: clock.now - start, error: nil)
+            return plainAnswer
+        }
+        // A ping the decoder must read.
         guard let header = try? decodeHeader(frame), header.method == "$srv.ping" else { return nil }
         if let ms = header.deadlineMs, ms <= 0 { return nil }
         guard let result = try? WireCoding.encode(Ping(service: descriptor.name, instanceId: instanceId, uptimeMs: uptimeMs))
@@ -147,30 +156,40 @@ public final class Dispatcher: Sendable {
         return Self.encodeSuccess(id: header.id, resultJSON: result)
     }
 
-    private static let headerKeys: Set<String> = ["v", "id", "method", "token", "idempotencyKey", "deadlineMs", "stackKey"]
     private static let nullJSON = Data("null".utf8)
 
     /// The reply to a ping whose header reads exactly as `RequestHeader` would decode it,
     /// written from the frame's bytes: nil when the frame needs the decoder's judgement.
-    private func plainPingReply(_ frame: Data, members: [String: Data], id: Data) -> Data? {
-        func isPlainString(_ raw: Data) -> Bool {
-            raw.count >= 2 && raw.first == UInt8(ascii: "\"") && raw.last == UInt8(ascii: "\"")
+    private func plainPingReply(_ frame: Data, _ bytes: UnsafeBufferPointer<UInt8>, _ members: EnvelopeScan.Members) -> Data? {
+        func isPlainString(_ range: Range<Int>) -> Bool {
+            range.count >= 2 && bytes[range.lowerBound] == UInt8(ascii: "\"") && bytes[range.upperBound - 1] == UInt8(ascii: "\"")
         }
-        guard members["v"] == Self.versionJSON, isPlainString(id) else { return nil }
-        for key in ["token", "idempotencyKey", "stackKey"] {
-            if let raw = members[key], raw != Self.nullJSON, !isPlainString(raw) { return nil }
+        guard let v = members.v, bytes[v].elementsEqual(Self.versionJSON), let id = members.id, isPlainString(id) else {
+            return nil
         }
-        if let raw = members["deadlineMs"], raw != Self.nullJSON {
+        func isNullOrPlainString(_ range: Range<Int>?) -> Bool {
+            guard let range else { return true }
+            return bytes[range].elementsEqual(Self.nullJSON) || isPlainString(range)
+        }
+        guard isNullOrPlainString(members.token), isNullOrPlainString(members.idempotencyKey),
+            isNullOrPlainString(members.stackKey)
+        else { return nil }
+        if let range = members.deadlineMs, !bytes[range].elementsEqual(Self.nullJSON) {
             // An integer of up to 15 digits, more than 0 (0 or less: deadline_exceeded).
-            guard raw.count <= 15, raw.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                let ms = Int(String(decoding: raw, as: UTF8.self)), ms > 0
-            else { return nil }
+            var ms = 0
+            guard range.count <= 15 else { return nil }
+            for digit in bytes[range] {
+                guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+                ms = ms * 10 + Int(digit - UInt8(ascii: "0"))
+            }
+            guard ms > 0 else { return nil }
         }
         // The whole frame is JSON the decoder reads without question (no escapes, so the
         // strings above are their own text), or the decoder decides.
         guard CanonicalJSON.text(frame) != nil else { return nil }
-        var reply = Data("{\"id\":".utf8)
-        reply.append(id)
+        var reply = Data(capacity: 96 + id.count + pingResultPrefix.count)
+        reply.appendUTF8("{\"id\":")
+        reply.append(UnsafeBufferPointer(rebasing: bytes[id]))
         reply.append(pingResultPrefix)
         reply.appendUTF8("\(uptimeMs)}")
         reply.appendUTF8(",\"v\":\(Protocol.version)}")
@@ -187,10 +206,16 @@ public final class Dispatcher: Sendable {
     /// the route then read step by step, answering exactly as they always have.
     private func decodeAtOnce(_ frame: Data) -> (RequestHeader, any Sendable)? {
         guard !frame.isEmpty, frame.count <= largestRequest,
-            let members = EnvelopeScan.uniqueMembers(frame, ["v", "method"]),
-            members["v"] == Self.versionJSON, let raw = members["method"], raw.count >= 2,
-            raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\""), !raw.contains(UInt8(ascii: "\\")),
-            let route = routes[String(decoding: raw.dropFirst().dropLast(), as: UTF8.self)],
+            let name = frame.withUnsafeBytes({ raw -> String? in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                let members = EnvelopeScan.requestMembers(bytes)
+                guard members.plain, let v = members.v, bytes[v].elementsEqual(Self.versionJSON), let method = members.method,
+                    method.count >= 2, bytes[method.lowerBound] == UInt8(ascii: "\""),
+                    bytes[method.upperBound - 1] == UInt8(ascii: "\""), !bytes[method].contains(UInt8(ascii: "\\"))
+                else { return nil }
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[(method.lowerBound + 1)..<(method.upperBound - 1)]), as: UTF8.self)
+            }),
+            let route = routes[name],
             frame.count <= route.maxBytes,
             let (header, body) = route.decode(frame), header.v == Protocol.version, header.method == route.method
         else { return nil }

@@ -366,18 +366,20 @@ public struct Router: Sendable {
     static func requestHash(method: String, frame: Data) throws -> String {
         var input = Data(method.utf8)
         input.append(UInt8(ascii: "\n"))
-        guard let members = EnvelopeScan.uniqueMembers(frame, ["body"]) else {
-            return slowRequestHash(method: method, frame: frame)
+        let canonical = frame.withUnsafeBytes { raw -> [UInt8]?? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let members = EnvelopeScan.requestMembers(bytes)
+            guard members.plain else { return nil }
+            guard let body = members.body else { return .some(nil) }
+            return CanonicalJSON.text(UnsafeBufferPointer(rebasing: bytes[body])).map { .some($0) }
         }
-        switch members["body"] {
+        switch canonical {
         case nil:
+            return slowRequestHash(method: method, frame: frame)
+        case .some(nil):
             input.appendUTF8("null")
-        case let body?:
-            if let canonical = CanonicalJSON.text(body) {
-                input.append(contentsOf: canonical)
-            } else {
-                return slowRequestHash(method: method, frame: frame)
-            }
+        case .some(let text?):
+            input.append(contentsOf: text)
         }
         return Crypto.sha256Hex(input)
     }

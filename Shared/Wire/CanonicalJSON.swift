@@ -10,14 +10,17 @@ import Foundation
 public enum CanonicalJSON {
     /// The canonical text of the JSON value in `bytes`, or nil (see above).
     public static func text(_ bytes: Data) -> [UInt8]? {
-        bytes.withUnsafeBytes { raw -> [UInt8]? in
-            var writer = Writer(input: raw.bindMemory(to: UInt8.self))
-            writer.output.reserveCapacity(raw.count)
-            guard writer.value(depth: 0) else { return nil }
-            writer.skipSpace()
-            guard writer.i == writer.input.count else { return nil }
-            return writer.output
-        }
+        bytes.withUnsafeBytes { raw in text(raw.bindMemory(to: UInt8.self)) }
+    }
+
+    /// `text`, of bytes in memory (a member's value inside a frame).
+    public static func text(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var writer = Writer(input: input)
+        writer.output.reserveCapacity(input.count)
+        guard writer.value(depth: 0) else { return nil }
+        writer.skipSpace()
+        guard writer.i == writer.input.count else { return nil }
+        return writer.output
     }
 
     /// `text` as a JSON string literal, exactly as the shared encoder writes it: the text

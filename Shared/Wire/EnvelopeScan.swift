@@ -28,6 +28,60 @@ public enum EnvelopeScan {
         }
     }
 
+    /// Where a request's members are in its frame: the byte range of each one's value text,
+    /// counted from the frame's first byte. Read in one walk, comparing names as bytes, with
+    /// nothing allocated: the dispatcher looks at every request this way on the socket's
+    /// thread (`$srv.ping`, the method's route), and writes find their body by it.
+    public struct Members: Sendable {
+        public var v: Range<Int>?
+        public var id: Range<Int>?
+        public var method: Range<Int>?
+        public var token: Range<Int>?
+        public var idempotencyKey: Range<Int>?
+        public var deadlineMs: Range<Int>?
+        public var stackKey: Range<Int>?
+        public var body: Range<Int>?
+        /// One of these names occurs twice: a JSON decoder reads one of the two, and which
+        /// is its business, so callers that must agree with it take the decoder's way.
+        public var repeated = false
+        /// A member's name has escapes (it may spell one of these names): callers take the
+        /// decoder's way.
+        public var escapedName = false
+
+        /// Neither of the above: the ranges say all the decoder would read.
+        public var plain: Bool { !repeated && !escapedName }
+    }
+
+    /// The request members of `frame` (see `Members`), as far as the frame can be read: a
+    /// member whose value is cut off is left out, the ones before it are kept.
+    public static func requestMembers(_ bytes: UnsafeBufferPointer<UInt8>) -> Members {
+        var found = Members()
+        // (Kept apart from `found`: `set` writes it while a member of `found` is its inout.)
+        var repeated = false, escapedName = false
+        func set(_ slot: inout Range<Int>?, _ value: Range<Int>) {
+            if slot != nil { repeated = true }
+            slot = value
+        }
+        walk(bytes) { key, value in
+            switch key.count {
+            case 1 where key[0] == UInt8(ascii: "v"): set(&found.v, value)
+            case 2 where key[0] == UInt8(ascii: "i") && key[1] == UInt8(ascii: "d"): set(&found.id, value)
+            case 4 where key.elementsEqual("body".utf8): set(&found.body, value)
+            case 5 where key.elementsEqual("token".utf8): set(&found.token, value)
+            case 6 where key.elementsEqual("method".utf8): set(&found.method, value)
+            case 8 where key.elementsEqual("stackKey".utf8): set(&found.stackKey, value)
+            case 10 where key.elementsEqual("deadlineMs".utf8): set(&found.deadlineMs, value)
+            case 14 where key.elementsEqual("idempotencyKey".utf8): set(&found.idempotencyKey, value)
+            default: break
+            }
+        } escapedKey: { _, _ in
+            escapedName = true
+        }
+        found.repeated = repeated
+        found.escapedName = escapedName
+        return found
+    }
+
     /// The top-level `id` string of a frame, even a truncated one; nil when there is none.
     /// Compares member names as bytes: no set, dictionary or string per member (every
     /// reply a client reads goes through here).
