@@ -30,63 +30,85 @@ extension JSONWritable {
 /// The bytes of a JSON text being written. Objects are written field by field, keys in the
 /// order given, which must be UTF-8 byte order (the shared encoder's `.sortedKeys`).
 public struct JSONOutput {
-    public private(set) var data = Data()
+    /// Written into an array and made `Data` once at the end: appending to `Data` piece by
+    /// piece (a check of its representation per append, a `Data` per quoted string) cost as
+    /// much as Foundation's encoder for a record of ten fields.
+    private var bytes: [UInt8] = []
     private var first = true
 
-    public init() { data.reserveCapacity(1024) }
+    public init() { bytes.reserveCapacity(512) }
+
+    /// The JSON text written so far.
+    public var data: Data { Data(bytes) }
 
     public mutating func beginObject() {
-        data.append(UInt8(ascii: "{"))
+        bytes.append(UInt8(ascii: "{"))
         first = true
     }
 
     public mutating func endObject() {
-        data.append(UInt8(ascii: "}"))
+        bytes.append(UInt8(ascii: "}"))
         first = false
     }
 
     public mutating func beginArray() {
-        data.append(UInt8(ascii: "["))
+        bytes.append(UInt8(ascii: "["))
         first = true
     }
 
     public mutating func endArray() {
-        data.append(UInt8(ascii: "]"))
+        bytes.append(UInt8(ascii: "]"))
         first = false
     }
 
     /// Before an array element.
     public mutating func element() {
-        if !first { data.append(UInt8(ascii: ",")) }
+        if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
     }
 
     /// An object's key (plain ASCII, as every Contracts key is), ready for its value.
     public mutating func key(_ name: StaticString) {
-        if !first { data.append(UInt8(ascii: ",")) }
+        if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
-        data.append(UInt8(ascii: "\""))
-        data.append(name.utf8Start, count: name.utf8CodeUnitCount)
-        data.append(UInt8(ascii: "\""))
-        data.append(UInt8(ascii: ":"))
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
-    public mutating func string(_ text: String) { data.append(CanonicalJSON.quoted(text)) }
+    /// A string as the encoder writes it: in quotes as it is when nothing in it needs an
+    /// escape (the usual name, id, currency), else through the encoder (CanonicalJSON.quoted).
+    public mutating func string(_ text: String) {
+        let mark = bytes.count
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            guard byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 else {
+                bytes.removeSubrange(mark...)
+                bytes.append(contentsOf: CanonicalJSON.quoted(text))
+                return
+            }
+            bytes.append(byte)
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
 
-    public mutating func int(_ value: some BinaryInteger) { data.appendUTF8(String(value)) }
+    public mutating func int(_ value: some BinaryInteger) { appendUTF8(String(value)) }
+
+    private mutating func appendUTF8(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
     /// A Decimal as the encoder writes it: its `description`, which depends on the value
     /// alone (0.750 and 0.75 both write 0.75). Answers repeat the same few values (shares
     /// are thousandths), and `description` costs about 0.7 µs, so the texts of the first
     /// 4,096 values seen are kept.
     public mutating func decimal(_ value: Decimal) {
-        guard !value.isNaN else { return data.appendUTF8(value.description) }
-        if let text = Self.decimalTexts.withLock({ $0[value] }) { return data.appendUTF8(text) }
+        guard !value.isNaN else { return appendUTF8(value.description) }
+        if let text = Self.decimalTexts.withLock({ $0[value] }) { return appendUTF8(text) }
         let text = value.description
         Self.decimalTexts.withLock { texts in
             if texts.count < 4_096 { texts[value] = text }
         }
-        data.appendUTF8(text)
+        appendUTF8(text)
     }
 
     private static let decimalTexts = Mutex<[Decimal: String]>([:])
