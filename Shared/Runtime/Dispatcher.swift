@@ -49,7 +49,8 @@ public final class Dispatcher: Sendable {
     private let pingResultPrefix: Data
 
     /// The largest request any route accepts; the socket's hard limit is set from it.
-    public var largestRequest: Int { routes.values.map(\.maxBytes).max() ?? Router.defaultMaxBytes }
+    /// (Computed once: every request is checked against it.)
+    public let largestRequest: Int
 
     /// - Parameters:
     ///   - sessions: resolves tokens for `.user` routes; nil refuses them all.
@@ -67,6 +68,7 @@ public final class Dispatcher: Sendable {
         self.backup = backup
         self.descriptor = descriptor
         self.routes = router.routes
+        largestRequest = router.routes.values.map(\.maxBytes).max() ?? Router.defaultMaxBytes
         self.sessions = sessions
         self.events = events
         self.health = health
