@@ -111,7 +111,8 @@ extension Transport {
     /// The request frame, written as encoding `OutgoingRequest` with the shared encoder
     /// writes it (members in key order), with only the body going through the encoder.
     static func encodeRequest<Body: Encodable>(_ header: RequestHeader, body: Body) throws -> Data {
-        var frame = Data(capacity: 384)
+        var frame: [UInt8] = []
+        frame.reserveCapacity(384)
         frame.appendUTF8("{\"body\":")
         if Body.self == Empty.self {
             frame.appendUTF8("{}")
@@ -120,23 +121,23 @@ extension Transport {
         }
         if let deadlineMs = header.deadlineMs { frame.appendUTF8(",\"deadlineMs\":\(deadlineMs)") }
         frame.appendUTF8(",\"id\":")
-        frame.append(CanonicalJSON.quoted(header.id))
+        frame.appendQuoted(header.id)
         if let key = header.idempotencyKey {
             frame.appendUTF8(",\"idempotencyKey\":")
-            frame.append(CanonicalJSON.quoted(key))
+            frame.appendQuoted(key)
         }
         frame.appendUTF8(",\"method\":")
-        frame.append(CanonicalJSON.quoted(header.method))
+        frame.appendQuoted(header.method)
         if let stackKey = header.stackKey {
             frame.appendUTF8(",\"stackKey\":")
-            frame.append(CanonicalJSON.quoted(stackKey))
+            frame.appendQuoted(stackKey)
         }
         if let token = header.token {
             frame.appendUTF8(",\"token\":")
-            frame.append(CanonicalJSON.quoted(token))
+            frame.appendQuoted(token)
         }
         frame.appendUTF8(",\"v\":\(header.v)}")
-        return frame
+        return Data(frame)
     }
 }
 

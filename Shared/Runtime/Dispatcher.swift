@@ -189,13 +189,14 @@ public final class Dispatcher: Sendable {
         // The whole frame is JSON the decoder reads without question (no escapes, so the
         // strings above are their own text), or the decoder decides.
         guard CanonicalJSON.text(frame) != nil else { return nil }
-        var reply = Data(capacity: 96 + id.count + pingResultPrefix.count)
+        var reply: [UInt8] = []
+        reply.reserveCapacity(96 + id.count + pingResultPrefix.count)
         reply.appendUTF8("{\"id\":")
-        reply.append(UnsafeBufferPointer(rebasing: bytes[id]))
+        reply.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[id]))
         reply.append(pingResultPrefix)
-        reply.appendUTF8("\(uptimeMs)}")
-        reply.appendUTF8(",\"v\":\(Protocol.version)}")
-        return reply
+        reply.appendUTF8(String(uptimeMs))
+        reply.appendUTF8("},\"v\":\(Protocol.version)}")
+        return Data(reply)
     }
 
     private static let pingMethodJSON = Data("\"$srv.ping\"".utf8)
@@ -418,16 +419,18 @@ public final class Dispatcher: Sendable {
     // MARK: Encoding replies
 
     static func encodeSuccess(id: String, resultJSON: Data, freshness: Freshness? = nil) -> Data {
-        var data = Data("{\"id\":".utf8)
-        data.append(CanonicalJSON.quoted(id))
+        var reply: [UInt8] = []
+        reply.reserveCapacity(resultJSON.count + 96)
+        reply.appendUTF8("{\"id\":")
+        reply.appendQuoted(id)
         if let freshness, let encoded = try? WireCoding.encode(freshness) {
-            data.append(Data(",\"freshness\":".utf8))
-            data.append(encoded)
+            reply.appendUTF8(",\"freshness\":")
+            reply.append(encoded)
         }
-        data.append(Data(",\"ok\":true,\"result\":".utf8))
-        data.append(resultJSON)
-        data.append(Data(",\"v\":\(Protocol.version)}".utf8))
-        return data
+        reply.appendUTF8(",\"ok\":true,\"result\":")
+        reply.append(resultJSON)
+        reply.appendUTF8(",\"v\":\(Protocol.version)}")
+        return Data(reply)
     }
 
     static func encodeError(id: String, _ error: ServiceError) -> Data {

@@ -82,19 +82,24 @@ public enum Outbox {
             let at = WireTime.format(Date(timeIntervalSince1970: row["at"]))
             let data: Data = row["data"]
             // The same fields, in the same (sorted) order, as encoding an `Event`; the texts
-            // quoted as the shared encoder quotes them (CanonicalJSON.quoted).
-            var json = Data("{\"at\":".utf8)
-            json.append(CanonicalJSON.quoted(at))
-            json.append(Data(",\"data\":".utf8))
+            // quoted as the shared encoder quotes them (CanonicalJSON.quoted), written as bytes
+            // and made Data once (Shared/Wire/DataText.swift).
+            var json: [UInt8] = []
+            json.reserveCapacity(data.count + 160)
+            json.appendUTF8("{\"at\":")
+            json.appendQuoted(at)
+            json.appendUTF8(",\"data\":")
             json.append(data)
-            json.append(Data(",\"seq\":\(seq),\"type\":".utf8))
-            json.append(CanonicalJSON.quoted(type))
+            json.appendUTF8(",\"seq\":")
+            json.appendUTF8(String(seq))
+            json.appendUTF8(",\"type\":")
+            json.appendQuoted(type)
             if let userId {
-                json.append(Data(",\"userId\":".utf8))
-                json.append(CanonicalJSON.quoted(userId))
+                json.appendUTF8(",\"userId\":")
+                json.appendQuoted(userId)
             }
-            json.append(Data("}".utf8))
-            return (seq, type, json)
+            json.appendUTF8("}")
+            return (seq, type, Data(json))
         }
     }
 

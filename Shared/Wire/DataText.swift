@@ -13,3 +13,41 @@ extension Data {
         }
     }
 }
+
+/// A frame or JSON text written as bytes first, made `Data` once at the end: piece by piece,
+/// `Data` checks its representation on every append, and `CanonicalJSON.quoted` makes a
+/// `Data` per string, which cost more than everything else in writing a small frame.
+extension Array where Element == UInt8 {
+    /// Appends `text`'s UTF-8 bytes with one copy.
+    public mutating func appendUTF8(_ text: String) {
+        var text = text
+        text.withUTF8 { append(contentsOf: $0) }
+    }
+
+    /// Appends `data`'s bytes.
+    public mutating func append(_ data: Data) {
+        data.withUnsafeBytes { append(contentsOf: $0) }
+    }
+
+    /// Appends `text` as a JSON string literal, exactly as `CanonicalJSON.quoted` writes it:
+    /// the text itself in quotes when nothing in it needs an escape, else the shared
+    /// encoder's literal.
+    public mutating func appendQuoted(_ text: String) {
+        let mark = count
+        append(UInt8(ascii: "\""))
+        var text = text
+        let plain = text.withUTF8 { bytes -> Bool in
+            for byte in bytes where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
+                return false
+            }
+            append(contentsOf: bytes)
+            return true
+        }
+        if plain {
+            append(UInt8(ascii: "\""))
+        } else {
+            removeSubrange(mark...)
+            append(CanonicalJSON.quoted(text))
+        }
+    }
+}

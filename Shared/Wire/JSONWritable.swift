@@ -30,9 +30,8 @@ extension JSONWritable {
 /// The bytes of a JSON text being written. Objects are written field by field, keys in the
 /// order given, which must be UTF-8 byte order (the shared encoder's `.sortedKeys`).
 public struct JSONOutput {
-    /// Written into an array and made `Data` once at the end: appending to `Data` piece by
-    /// piece (a check of its representation per append, a `Data` per quoted string) cost as
-    /// much as Foundation's encoder for a record of ten fields.
+    /// Written into an array and made `Data` once at the end (DataText.swift): appending to
+    /// `Data` piece by piece cost as much as Foundation's encoder for a record of ten fields.
     private var bytes: [UInt8] = []
     private var first = true
 
@@ -77,25 +76,12 @@ public struct JSONOutput {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    /// A string as the encoder writes it: in quotes as it is when nothing in it needs an
-    /// escape (the usual name, id, currency), else through the encoder (CanonicalJSON.quoted).
-    public mutating func string(_ text: String) {
-        let mark = bytes.count
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            guard byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 else {
-                bytes.removeSubrange(mark...)
-                bytes.append(contentsOf: CanonicalJSON.quoted(text))
-                return
-            }
-            bytes.append(byte)
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    /// A string as the encoder writes it (CanonicalJSON.quoted).
+    public mutating func string(_ text: String) { bytes.appendQuoted(text) }
 
     public mutating func int(_ value: some BinaryInteger) { appendUTF8(String(value)) }
 
-    private mutating func appendUTF8(_ text: String) { bytes.append(contentsOf: text.utf8) }
+    private mutating func appendUTF8(_ text: String) { bytes.appendUTF8(text) }
 
     /// A Decimal as the encoder writes it: its `description`, which depends on the value
     /// alone (0.750 and 0.75 both write 0.75). Answers repeat the same few values (shares
