@@ -335,9 +335,11 @@ public final class SocketPump: Sendable {
     /// `withTaskExecutorPreference(pump)`), which makes one request at a time. Messages that
     /// are not the reply (`isReply` false) go to `onEvent` as usual. Returns nil when this
     /// cannot be done here — not on the socket's thread, no socket, messages waiting in the
-    /// backlog (they leave first), the pump stopping or answering messages itself (a
-    /// server's), or libzmq not taking the message at once — and the caller then sends the
-    /// usual way (`send`).
+    /// backlog (they leave first), commands not yet taken (a `reconnect` asked after a
+    /// timeout must replace the socket before anything else is sent; other threads' sends
+    /// keep their order), the pump stopping or answering messages itself (a server's), or
+    /// libzmq not taking the message at once — and the caller then sends the usual way
+    /// (`send`).
     ///
     /// While it waits, this thread does nothing else: commands from other threads and other
     /// tasks for this executor wait until the reply or the deadline. Only a caller that is
@@ -347,7 +349,7 @@ public final class SocketPump: Sendable {
         _ frames: [Data], until deadline: ContinuousClock.Instant, isReply: ([Data]) -> Bool
     ) -> HereOutcome? {
         guard isCurrentThread, let socket = here.socket, !here.backlogWaiting, !here.answers,
-            !queue.withLock({ $0.stopped }),
+            queue.withLock({ !$0.stopped && $0.commands.isEmpty }),
             (try? socket.send(frames, dontWait: true)) == true
         else { return nil }
         let clock = ContinuousClock()

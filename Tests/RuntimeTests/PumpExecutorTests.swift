@@ -115,6 +115,29 @@ import ZMQ
         }
     }
 
+    /// A reconnect asked from the socket's thread (the Lazy Pirate's remedy after a timeout)
+    /// is taken before that thread exchanges anything itself: the retry goes out on the
+    /// fresh socket, in the pump's loop, not on the socket it was meant to replace.
+    @Test func aPendingReconnectComesBeforeAnExchangeHere() async throws {
+        try await withRunningService { endpoint, _, _ in
+            let client = try ServiceClient(service: "test", endpoint: endpoint)
+            defer { client.close() }
+            let pump = client.executor
+            let (pending, after, echoed) = try await withTaskExecutorPreference(pump) { () -> (Bool, Bool, String) in
+                _ = try await client.call("$srv.ping", Empty(), as: Ping.self)  // connected
+                pump.reconnect()
+                let probe = [Data(), Data(#"{"v":1,"id":"probe","method":"$srv.ping"}"#.utf8)]
+                let pending = pump.exchangeHere(probe, until: .now + .milliseconds(200)) { _ in true } == nil
+                try await Task.sleep(for: .milliseconds(50))  // the loop takes the reconnect
+                let echoed = try await client.call("test.echo", EchoBody(text: "fresh"), as: EchoBody.self).text
+                return (pending, Self.onSocketThread(pump), echoed)
+            }
+            #expect(pending, "exchanged on the socket a reconnect was about to replace")
+            #expect(after)
+            #expect(echoed == "fresh")
+        }
+    }
+
     @Test func closingTheClientFromItsOwnThreadLetsTheTaskGoOn() async throws {
         try await withRunningService { endpoint, _, _ in
             let client = try ServiceClient(service: "test", endpoint: endpoint)
