@@ -18,14 +18,7 @@ import Wire
     @Test func anInlineAnswerIsTheUsualAnswer() async throws {
         let service = try InProcess()
         let dispatcher = service.transport.dispatcher
-        var frames: [String] = Self.bases
-        for base in Self.bases {
-            let characters = Array(base)
-            for i in characters.indices {
-                frames.append(String(characters[..<i] + characters[(i + 1)...]))  // one character gone
-                frames.append(String(characters[..<i]) + Self.inserts[i % Self.inserts.count] + String(characters[i...]))
-            }
-        }
+        let frames = oneEditAway(Self.bases, inserts: Self.inserts)
         var inline = 0
         for text in frames {
             let frame = Data(text.utf8)

@@ -172,17 +172,7 @@ import ZMQ
     static let inserts: [String] = ["\"", "\\", "{", "}", "[", "]", ",", ":", " ", "0", "x", "é", "null", "true", "\"ok\":false,"]
 
     /// Every base frame, and each with one character removed or one piece inserted.
-    static var frames: [String] {
-        var frames = bases
-        for base in bases {
-            let characters = Array(base)
-            for i in characters.indices {
-                frames.append(String(characters[..<i] + characters[(i + 1)...]))
-                frames.append(String(characters[..<i]) + inserts[i % inserts.count] + String(characters[i...]))
-            }
-        }
-        return frames
-    }
+    static let frames = oneEditAway(bases, inserts: inserts)
 
     /// What the decoder reads: the frame's object, when it is one.
     static func decoded(_ frame: Data) -> [String: JSONValue]? {

@@ -21,17 +21,7 @@ import Wire
     static let names = ["v", "id", "method", "token", "idempotencyKey", "deadlineMs", "stackKey", "body"]
 
     /// Every base frame, and each with one character removed or one piece inserted.
-    static let frames: [String] = {
-        var all = bases
-        for base in bases {
-            let characters = Array(base)
-            for i in characters.indices {
-                all.append(String(characters[..<i] + characters[(i + 1)...]))
-                all.append(String(characters[..<i]) + inserts[i % inserts.count] + String(characters[i...]))
-            }
-        }
-        return all
-    }()
+    static let frames = oneEditAway(bases, inserts: inserts)
 
     static func ranges(_ members: EnvelopeScan.Members) -> [String: Range<Int>] {
         let all: [(String, Range<Int>?)] = [

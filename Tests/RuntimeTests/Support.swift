@@ -105,3 +105,18 @@ func withRunningService<T: Sendable>(
         }
     }
 }
+
+/// Each of `bases`, and each with one character removed or one of `inserts` put in (in
+/// turn, by position): the damaged frames the byte-level readers are held to the decoder
+/// over (ReplyScanTests, InlinePingTests, RequestMembersTests).
+func oneEditAway(_ bases: [String], inserts: [String]) -> [String] {
+    var all = bases
+    for base in bases {
+        let characters = Array(base)
+        for i in characters.indices {
+            all.append(String(characters[..<i] + characters[(i + 1)...]))
+            all.append(String(characters[..<i]) + inserts[i % inserts.count] + String(characters[i...]))
+        }
+    }
+    return all
+}
