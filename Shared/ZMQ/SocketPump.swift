@@ -360,7 +360,11 @@ public final class SocketPump: Sendable {
             let ms = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
             // Up to a millisecond more than asked, never less: a wait cut short would time
             // out a reply still on its way.
-            guard let readiness = try? socket.poll(timeoutMs: Int(ms) + 1), readiness.socket else { continue }
+            // (An interrupted poll reads as nothing ready; a socket that cannot be polled at all
+            // ends the wait as a timeout, whose remedy is a fresh socket, not a spin until the
+            // deadline.)
+            guard let readiness = try? socket.poll(timeoutMs: Int(ms) + 1) else { return .timedOut }
+            guard readiness.socket else { continue }
             while let message = try? socket.receive(dontWait: true) {
                 if isReply(message) { return .reply(message) }
                 onEvent?(.message(message))
