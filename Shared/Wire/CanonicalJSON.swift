@@ -27,17 +27,10 @@ public enum CanonicalJSON {
     /// itself in quotes when nothing in it needs an escape (the usual id, method, token),
     /// else through the encoder.
     public static func quoted(_ text: String) -> Data {
-        var plain = true
-        for byte in text.utf8 where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
-            plain = false
-            break
-        }
-        guard plain else { return (try? WireCoding.encode(text)) ?? Data("\"\"".utf8) }
-        var data = Data(capacity: text.utf8.count + 2)
-        data.append(UInt8(ascii: "\""))
-        data.appendUTF8(text)
-        data.append(UInt8(ascii: "\""))
-        return data
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 2)
+        bytes.appendQuoted(text)
+        return Data(bytes)
     }
 
     private struct Writer {

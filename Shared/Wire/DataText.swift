@@ -15,8 +15,8 @@ extension Data {
 }
 
 /// A frame or JSON text written as bytes first, made `Data` once at the end: piece by piece,
-/// `Data` checks its representation on every append, and `CanonicalJSON.quoted` makes a
-/// `Data` per string, which cost more than everything else in writing a small frame.
+/// `Data` checks its representation on every append, and a `Data` per quoted string cost
+/// more than everything else in writing a small frame.
 extension Array where Element == UInt8 {
     /// Appends `text`'s UTF-8 bytes with one copy.
     public mutating func appendUTF8(_ text: String) {
@@ -29,9 +29,9 @@ extension Array where Element == UInt8 {
         data.withUnsafeBytes { append(contentsOf: $0) }
     }
 
-    /// Appends `text` as a JSON string literal, exactly as `CanonicalJSON.quoted` writes it:
-    /// the text itself in quotes when nothing in it needs an escape, else the shared
-    /// encoder's literal.
+    /// Appends `text` as a JSON string literal, exactly as the shared encoder writes it: the
+    /// text itself in quotes when nothing in it needs an escape (the usual id, method, token,
+    /// name), else the encoder's literal. `CanonicalJSON.quoted` is this, as `Data`.
     public mutating func appendQuoted(_ text: String) {
         let mark = count
         append(UInt8(ascii: "\""))
@@ -47,7 +47,7 @@ extension Array where Element == UInt8 {
             append(UInt8(ascii: "\""))
         } else {
             removeSubrange(mark...)
-            append(CanonicalJSON.quoted(text))
+            append((try? WireCoding.encode(text)) ?? Data("\"\"".utf8))
         }
     }
 }

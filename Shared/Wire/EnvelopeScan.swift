@@ -18,7 +18,9 @@ public enum EnvelopeScan {
 
     /// As `members`, but nil when one of `keys` occurs twice at the top level (a JSON
     /// decoder reads one of the two; which one is its business, so callers that must agree
-    /// with it take the decoder's way then).
+    /// with it take the decoder's way then). The runtime reads requests with `requestMembers`
+    /// now; this stays as the plain reference the tests hold that one to
+    /// (Tests/RuntimeTests/RequestMembersTests.swift).
     public static func uniqueMembers(_ frame: Data, _ keys: Set<String>) -> [String: Data]? {
         frame.withUnsafeBytes { raw -> [String: Data]? in
             let bytes = raw.bindMemory(to: UInt8.self)
