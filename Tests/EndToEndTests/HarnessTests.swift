@@ -16,7 +16,15 @@ struct HarnessTests {
             sleeper.environment = ["LOGBOOK_HOME": stack.home, "PATH": "/usr/bin:/bin"]
             try sleeper.run()
             stray = sleeper.processIdentifier
-            #expect(TestStack.processes(home: stack.home) == [stray])
+            // `run()` can return before the child has exec'd `sleep` with its own environment
+            // (until then /proc shows the parent's): look for up to two seconds.
+            var found: [pid_t] = []
+            for _ in 0..<200 {
+                found = TestStack.processes(home: stack.home)
+                if !found.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(found == [stray])
         }
         #expect(stray > 0)
         #expect(!TestStack.isRunning(stray), "pid \(stray) outlived its test")
