@@ -119,6 +119,17 @@ public enum ServiceDatabase {
     }
 }
 
+extension DatabaseReader {
+    /// A read of a few rows found through an index (a session by its token's hash, a user by
+    /// id), run in one read transaction on the caller's own thread. `await read` hands the
+    /// work to a reader's queue and the result back, two thread wake-ups that cost more than
+    /// such a read itself (docs/operations.md, "Point reads"). Anything that scans or returns
+    /// many rows goes through `await read`, so it never holds a socket thread.
+    public func pointRead<T>(_ work: (Database) throws -> T) throws -> T {
+        try read(work)
+    }
+}
+
 extension Durability {
     /// The value `PRAGMA synchronous` reads back for this level.
     public var synchronousLevel: Int { self == .full ? 2 : 1 }

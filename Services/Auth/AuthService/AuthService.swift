@@ -111,7 +111,7 @@ struct Handlers: Sendable {
     /// The signed-in user, read fresh (a concurrent deletion makes the session invalid).
     func currentUser(_ context: RequestContext) async throws -> User {
         let userId = context.userId
-        guard let user = try await database.read({ db in try User.find(db, id: userId) }) else {
+        guard let user = try database.pointRead({ db in try User.find(db, id: userId) }) else {
             throw DatabaseSessions.refused
         }
         return user

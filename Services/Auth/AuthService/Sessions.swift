@@ -5,6 +5,7 @@
 import Foundation
 import GRDB
 import Runtime
+import Storage
 import Wire
 
 enum Token {
@@ -62,17 +63,8 @@ struct DatabaseSessions: SessionResolver {
         guard Token.isWellFormed(token) else { throw Self.refused }
         let hash = Crypto.sha256Hex(token)
         let now = self.now().timeIntervalSince1970
-        let principal = try await reader.read { db in
-            try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT sessions.id AS sessionId, users.id AS userId, users.username AS username,
-                        users.timeZone AS timeZone, users.shard AS shard
-                    FROM sessions JOIN users ON users.id = sessions.userId
-                    WHERE sessions.tokenHash = ? AND sessions.expiresAt > ?
-                    """,
-                arguments: [hash, now]
-            ).map {
+        let principal = try reader.pointRead { db in
+            try Row.fetchOne(db.cachedStatement(sql: Self.query), arguments: [hash, now]).map {
                 Principal(
                     userId: $0["userId"], username: $0["username"], sessionId: $0["sessionId"],
                     timeZone: $0["timeZone"], shard: $0["shard"])
@@ -81,6 +73,13 @@ struct DatabaseSessions: SessionResolver {
         guard let principal else { throw Self.refused }
         return principal
     }
+
+    static let query = """
+        SELECT sessions.id AS sessionId, users.id AS userId, users.username AS username,
+            users.timeZone AS timeZone, users.shard AS shard
+        FROM sessions JOIN users ON users.id = sessions.userId
+        WHERE sessions.tokenHash = ? AND sessions.expiresAt > ?
+        """
 
     static let refused = ServiceError.unauthenticated("session expired or revoked: sign in again")
 }
