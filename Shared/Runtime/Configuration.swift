@@ -69,7 +69,7 @@ public struct StackConfiguration: Sendable, Equatable {
         if stackKey == nil,
             let text = try? String(contentsOfFile: dataDirectory + "/" + StackKeys.keyFileName, encoding: .utf8)
         {
-            let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let key = text.trimmingSpaces
             if !key.isEmpty {
                 values[StackKeys.setting] = key
                 values[Self.generatedMarker] = "0"
@@ -87,7 +87,7 @@ public struct StackConfiguration: Sendable, Equatable {
     /// the environment; then the key files under the data directory (StackKeys.swift), which
     /// `createKeys` (services, `logbook stack up`) makes when they are missing.
     public static func load(
-        environment: [String: String] = ProcessInfo.processInfo.environment, createKeys: Bool = false
+        environment: [String: String] = ProcessEnvironment.current(), createKeys: Bool = false
     ) throws -> StackConfiguration {
         let env = environment.filter { $0.key.hasPrefix("LOGBOOK_") || $0.key == "HOME" || $0.key == "XDG_DATA_HOME" }
         let home = expand(env["LOGBOOK_HOME"] ?? defaultHome(env))
@@ -191,14 +191,15 @@ public struct StackConfiguration: Sendable, Equatable {
     static func parseFile(_ path: String) throws -> [String: String] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var values: [String: String] = [:]
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+        // (lines end in \n or \r\n: Swift reads "\r\n" as one character, which is not "\n")
+        for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let line = rawLine.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
                 throw ConfigurationError("\(path):\(number + 1): expected KEY=VALUE, got \"\(line)\"")
             }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmingSpaces
+            var value = line[line.index(after: equals)...].trimmingSpaces
             if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
                 value = String(value.dropFirst().dropLast())
             }

@@ -54,7 +54,7 @@ public struct CurveSettings: Sendable, Equatable {
     /// the setting.
     static func read(_ values: [String: String], services: [String]) throws -> CurveSettings? {
         func value(_ key: String) -> String? {
-            guard let text = values[key]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+            guard let text = values[key]?.trimmingSpaces, !text.isEmpty else { return nil }
             return text
         }
         func key(_ setting: String) throws -> CurveKey? {
@@ -87,7 +87,7 @@ public struct CurveSettings: Sendable, Equatable {
         }
         var allowed: Set<CurveKey> = []
         for (index, text) in (value(allowSetting) ?? "").split(separator: ",").enumerated() {
-            let text = text.trimmingCharacters(in: .whitespaces)
+            let text = text.trimmingSpaces
             if text.isEmpty { continue }
             do {
                 allowed.insert(try CurveKey(z85: text, name: "\(allowSetting) entry \(index + 1)"))

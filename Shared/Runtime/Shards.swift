@@ -20,7 +20,7 @@ extension StackConfiguration {
     public static let maxRecordsShards = 64
 
     static func readRecordsShards(_ values: [String: String]) throws -> Int {
-        guard let text = values[recordsShardsSetting]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return 1 }
+        guard let text = values[recordsShardsSetting]?.trimmingSpaces, !text.isEmpty else { return 1 }
         guard let count = Int(text), (1...maxRecordsShards).contains(count) else {
             throw ConfigurationError(
                 "\(recordsShardsSetting) must be a whole number from 1 to \(maxRecordsShards) (got \"\(text)\")")
@@ -80,13 +80,13 @@ extension StackConfiguration {
     /// The shards `logbook stack up` runs on this host: LOGBOOK_RECORDS_LOCAL_SHARDS
     /// (comma-separated shard numbers, e.g. `2`, or `none`), default every shard.
     public func localRecordsShards() throws -> Set<Int> {
-        guard let text = values[Self.localRecordsShardsSetting]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
+        guard let text = values[Self.localRecordsShardsSetting]?.trimmingSpaces, !text.isEmpty else {
             return Set(1...recordsShards)
         }
         if text == "none" { return [] }
         var shards = Set<Int>()
         for part in text.split(separator: ",") {
-            guard let shard = Int(part.trimmingCharacters(in: .whitespaces)), (1...recordsShards).contains(shard) else {
+            guard let shard = Int(part.trimmingSpaces), (1...recordsShards).contains(shard) else {
                 throw ConfigurationError(
                     "\(Self.localRecordsShardsSetting) must list shards from 1 to \(recordsShards) (or be `none`); got \"\(text)\"")
             }
@@ -98,7 +98,7 @@ extension StackConfiguration {
     /// This records process's shard (LOGBOOK_RECORDS_SHARD, default 1), checked against
     /// LOGBOOK_RECORDS_SHARDS.
     public func ownRecordsShard() throws -> Int {
-        guard let text = values[Self.recordsShardSetting]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
+        guard let text = values[Self.recordsShardSetting]?.trimmingSpaces, !text.isEmpty else {
             return 1
         }
         guard let shard = Int(text), (1...recordsShards).contains(shard) else {

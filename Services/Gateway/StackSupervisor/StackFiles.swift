@@ -29,7 +29,7 @@ public struct StackFiles: Sendable {
 
     public static func readPid(_ path: String) -> pid_t? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        return pid_t(text.trimmingSpaces)
     }
 
     public static func writePid(_ path: String, _ pid: pid_t) {
@@ -97,7 +97,7 @@ public enum ProcessTable {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return true }
-        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        let state = stat[stat.index(after: close)...].trimmingSpaces.first
         return state != "Z" && state != "X"
     }
 
