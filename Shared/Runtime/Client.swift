@@ -244,6 +244,10 @@ public final class ServiceClient: Transport, Sendable {
 
     deinit { pump.stop() }
 
+    /// Starts ZeroMQ (`Context.warmUp`) beside whatever the process does before its first
+    /// call; for a short-lived process, the `logbook` CLI.
+    public static func warmUp() { ZMQ.Context.warmUp() }
+
     /// The client's socket thread as a task executor. A caller that makes one request at a
     /// time (the ping and single-write benchmarks do; the CLI and services do not yet) and runs
     /// under `withTaskExecutorPreference(executor)` sends and waits for its reply right on

@@ -31,12 +31,39 @@ public final class Context: @unchecked Sendable {
         handle = zmq_ctx_new()
     }
 
+    /// Creates the shared context and starts its I/O thread now, on a thread of its own, so
+    /// a short-lived process (the `logbook` CLI) has them ready by the time it makes its
+    /// first socket: libzmq's set-up (OpenPGM's protocol lookups, two threads) then runs
+    /// beside whatever the process does first instead of before its first request. Call it
+    /// once, from the main thread; a process that exits before that thread is done waits for
+    /// it (at exit), so it never exits while the thread is inside libzmq.
+    public static func warmUp() {
+        guard warmUpThread == nil else { return }
+        var thread = pthread_t()
+        guard pthread_create(&thread, nil, startContext, nil) == 0 else { return }
+        warmUpThread = thread
+        atexit(joinWarmUp)
+    }
+
     /// libzmq's version as "major.minor.patch".
     public static var libraryVersion: String {
         var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
         zmq_version(&major, &minor, &patch)
         return "\(major).\(minor).\(patch)"
     }
+}
+
+/// `Context.warmUp`'s thread (set once, by the thread that calls it, before `joinWarmUp` can run).
+nonisolated(unsafe) private var warmUpThread: pthread_t?
+
+/// `Context.warmUp`'s thread: the first socket of a context starts its I/O and reaper threads.
+private func startContext(_: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    _ = try? Socket(.dealer, context: .shared)
+    return nil
+}
+
+private func joinWarmUp() {
+    if let thread = warmUpThread { pthread_join(thread, nil) }
 }
 
 public enum SocketType: Sendable {

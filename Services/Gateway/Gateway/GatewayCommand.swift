@@ -24,6 +24,9 @@ extension GatewayCommand {
     public mutating func run() async throws {
         let json = global.json
         do {
+            // ZeroMQ starts (its context, its I/O thread) beside the reading of the settings
+            // and the session, not after them.
+            ServiceClient.warmUp()
             let context = try Context(options: global)
             try await execute(context)
             // Done: exit with the sockets and files still open instead of closing them one by

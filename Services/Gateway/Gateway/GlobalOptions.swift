@@ -5,8 +5,10 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     @Flag(name: .long, help: "Print JSON instead of tables; errors become JSON on stderr.")
     public var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for a service to answer.", valueName: "seconds"))
-    public var timeout: Double = 5
+    // Optional, with its default in the help: a default value is written out for the help
+    // of every command as it is parsed, and a Double's costs a dozen runtime type lookups.
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for a service to answer (default: 5).", valueName: "seconds"))
+    public var timeout: Double?
 
     @Option(
         name: .long,
@@ -17,11 +19,14 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     public init() {}
 
     public mutating func validate() throws {
-        guard timeout > 0, timeout <= 3600 else {
+        if let timeout, !(timeout > 0 && timeout <= 3600) {
             throw ValidationError("--timeout must be between 0 and 3600 seconds (got \(timeout))")
         }
     }
 
+    /// Seconds to wait: --timeout, else 5.
+    public var seconds: Double { timeout ?? 5 }
+
     /// The timeout as a Duration.
-    public var duration: Duration { .milliseconds(Int64((timeout * 1000).rounded())) }
+    public var duration: Duration { .milliseconds(Int64((seconds * 1000).rounded())) }
 }

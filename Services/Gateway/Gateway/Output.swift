@@ -6,11 +6,32 @@ import Wire
 public enum Output {
     /// Writes text plus a newline to stdout, unbuffered (the CLI may exit right after).
     public static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(text + "\n", to: STDOUT_FILENO)
     }
 
     public static func errorLine(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        write(text + "\n", to: STDERR_FILENO)
+    }
+
+    /// All of `text`, straight to the file descriptor (a pipe or terminal may take it in
+    /// parts); stops quietly when the reader is gone.
+    static func write(_ text: String, to fd: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard var next = bytes.baseAddress else { return }
+            var left = bytes.count
+            while left > 0 {
+                let written = Foundation.write(fd, next, left)
+                if written > 0 {
+                    next += written
+                    left -= written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 
     public static func json(_ value: JSONValue) {
@@ -40,7 +61,7 @@ public enum Output {
         }
         return all.map { row in
             row.enumerated().map { i, cell in
-                i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                i == row.count - 1 ? cell : pad(cell, to: widths[i])
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }
@@ -48,8 +69,14 @@ public enum Output {
     /// `key: value` lines with the values aligned.
     public static func fields(_ pairs: [(String, String)]) -> String {
         let width = (pairs.map(\.0.count).max() ?? 0) + 1
-        return pairs.map { ($0.0 + ":").padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
-            .joined(separator: "\n")
+        return pairs.map { pad($0.0 + ":", to: width) + "  " + $0.1 }.joined(separator: "\n")
+    }
+
+    /// `text` with spaces after it up to `width` characters, as the widths are counted (an
+    /// accented letter or an emoji is one).
+    static func pad(_ text: String, to width: Int) -> String {
+        let count = text.count
+        return count >= width ? text : text + String(repeating: " ", count: width - count)
     }
 
     /// A measurement (a coordinate, an accuracy) as JSON writes it: 40.7128; a whole number

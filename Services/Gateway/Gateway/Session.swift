@@ -67,7 +67,7 @@ public struct SessionStore: Sendable {
     public func load() throws -> Session? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         do {
-            return try JSONDecoder().decode(Session.self, from: data)
+            return try WireCoding.decode(Session.self, from: data)
         } catch {
             throw ServiceError(.failedPrecondition, "\(path) is not a session file; run `logbook login` again")
         }

@@ -103,7 +103,7 @@ public enum TimeText {
     }
 
     /// A wire time for a table, in local time: `2026-05-01 14:45`.
-    public static func local(_ value: JSONValue?, timeZone: TimeZone = .current, seconds: Bool = false) -> String {
+    public static func local(_ value: JSONValue?, timeZone: TimeZone? = nil, seconds: Bool = false) -> String {
         guard let text = value?.stringValue, let date = WireTime.parse(text) else { return Output.cell(value) }
         return local(date, timeZone: timeZone, seconds: seconds)
     }
@@ -112,10 +112,13 @@ public enum TimeText {
     /// at that instant and the civil date (a list shows one per row, and a DateFormatter per
     /// cell cost more than the rest of the command); years before 1583 or after 9999 go to
     /// DateFormatter, which is what it writes for the others too (FormatsTests).
-    public static func local(_ date: Date, timeZone: TimeZone = .current, seconds: Bool = false) -> String {
+    /// With no `timeZone`, this machine's: its offset at that instant from the C library
+    /// (`localtime_r`, the same TZ setting and zone files), which reads the zone without
+    /// loading Foundation's time zones (ICU), a third of a millisecond of a one-shot `list`.
+    public static func local(_ date: Date, timeZone: TimeZone? = nil, seconds: Bool = false) -> String {
         let since1970 = date.timeIntervalSince1970.rounded(.down)
-        if since1970.magnitude < 1e12 {
-            let local = Int64(since1970) + Int64(timeZone.secondsFromGMT(for: date))
+        if since1970.magnitude < 1e12, let offset = timeZone.map({ $0.secondsFromGMT(for: date) }) ?? systemOffset(Int64(since1970)) {
+            let local = Int64(since1970) + Int64(offset)
             var days = local / 86_400
             var second = local % 86_400
             if second < 0 {
@@ -130,7 +133,16 @@ public enum TimeText {
                 return text
             }
         }
-        return formatted(date, timeZone: timeZone, seconds: seconds)
+        return formatted(date, timeZone: timeZone ?? .current, seconds: seconds)
+    }
+
+    /// This machine's offset from UTC at `since1970`, in seconds; nil if the C library
+    /// cannot say.
+    static func systemOffset(_ since1970: Int64) -> Int? {
+        var time = time_t(since1970)
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return nil }
+        return Int(parts.tm_gmtoff)
     }
 
     /// DateFormatter's text for `local` (the years it does not write itself).

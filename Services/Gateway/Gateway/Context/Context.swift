@@ -45,7 +45,7 @@ public final class Context: Sendable {
         case token(String?)
     }
 
-    public init(options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    public init(options: GlobalOptions, environment: [String: String] = ProcessEnvironment.current()) throws {
         settings = try CommandSettings(options: options, environment: environment)
         sessions = SessionStore(environment: settings.environment)
         local = LocalData(environment: settings.environment)
