@@ -40,14 +40,16 @@ public struct AuthService: Sendable {
     }
 
     static func assemble(on host: ServiceHost, configuration: AuthConfiguration) throws -> ServiceAssembly {
+        let remembered = Remembered()
+        try remembered.forgetOnCommits(to: host.database)
         let handlers = Handlers(
             configuration: configuration,
             passwords: try Passwords(cost: configuration.argon2, concurrency: configuration.hashingConcurrency),
             database: host.database, commits: host.commits,
-            budget: FailureBudget(perMinute: configuration.failedLoginsPerMinute))
+            budget: FailureBudget(perMinute: configuration.failedLoginsPerMinute), remembered: remembered)
         return ServiceAssembly(
             router: handlers.router(host.makeRouter()),
-            sessions: .own(DatabaseSessions(reader: host.database, now: configuration.now)))
+            sessions: .own(DatabaseSessions(reader: host.database, now: configuration.now, remembered: remembered)))
     }
 }
 
@@ -69,6 +71,8 @@ struct Handlers: Sendable {
     let commits: GroupCommitter
     /// Failed attempts from unknown clients, across all usernames (LoginFailures.swift).
     let budget: FailureBudget
+    /// Sessions and users read since the last commit that changed them (Remembered.swift).
+    let remembered: Remembered
 
     var now: Date { configuration.now().roundedToMilliseconds }
 
@@ -108,12 +112,16 @@ struct Handlers: Sendable {
         return matches
     }
 
-    /// The signed-in user, read fresh (a concurrent deletion makes the session invalid).
+    /// The signed-in user as of the last commit (a concurrent deletion makes the session
+    /// invalid): remembered since then, or read.
     func currentUser(_ context: RequestContext) async throws -> User {
         let userId = context.userId
+        if let user = remembered.user(userId) { return user }
+        let generation = remembered.generation
         guard let user = try database.pointRead({ db in try User.find(db, id: userId) }) else {
             throw DatabaseSessions.refused
         }
+        remembered.keep(user: user, readAt: generation)
         return user
     }
 }

@@ -54,29 +54,36 @@ enum Session {
     }
 }
 
-/// Resolves tokens from the auth database: hash the token, find an unexpired session.
+/// Resolves tokens from the auth database: hash the token, find an unexpired session (in
+/// memory when it was read since the last commit to sessions or users, Remembered.swift).
 struct DatabaseSessions: SessionResolver {
     let reader: any DatabaseReader
     let now: @Sendable () -> Date
+    let remembered: Remembered
 
     func resolve(token: String) async throws -> Principal {
         guard Token.isWellFormed(token) else { throw Self.refused }
         let hash = Crypto.sha256Hex(token)
         let now = self.now().timeIntervalSince1970
-        let principal = try reader.pointRead { db in
+        if let principal = remembered.session(hash, now: now) { return principal }
+        let generation = remembered.generation
+        let session = try reader.pointRead { db in
             try Row.fetchOne(db.cachedStatement(sql: Self.query), arguments: [hash, now]).map {
-                Principal(
-                    userId: $0["userId"], username: $0["username"], sessionId: $0["sessionId"],
-                    timeZone: $0["timeZone"], shard: $0["shard"])
+                Remembered.Session(
+                    principal: Principal(
+                        userId: $0["userId"], username: $0["username"], sessionId: $0["sessionId"],
+                        timeZone: $0["timeZone"], shard: $0["shard"]),
+                    expiresAt: $0["expiresAt"])
             }
         }
-        guard let principal else { throw Self.refused }
-        return principal
+        guard let session else { throw Self.refused }
+        remembered.keep(session: session, tokenHash: hash, readAt: generation)
+        return session.principal
     }
 
     static let query = """
-        SELECT sessions.id AS sessionId, users.id AS userId, users.username AS username,
-            users.timeZone AS timeZone, users.shard AS shard
+        SELECT sessions.id AS sessionId, sessions.expiresAt AS expiresAt, users.id AS userId,
+            users.username AS username, users.timeZone AS timeZone, users.shard AS shard
         FROM sessions JOIN users ON users.id = sessions.userId
         WHERE sessions.tokenHash = ? AND sessions.expiresAt > ?
         """
