@@ -70,8 +70,6 @@ public final class SocketPump: Sendable {
     private let signalled = Atomic<Bool>(false)
     private let betweenDrainSteps: (@Sendable () -> Void)?
     private let finished = DispatchSemaphore(value: 0)
-    private let ready = DispatchSemaphore(value: 0)
-    private let setupError = Mutex<String?>(nil)
     /// The socket thread's pthread id, so `stop()` called from a job on it does not wait
     /// for itself.
     private let owner = Atomic<UInt>(0)
@@ -81,8 +79,13 @@ public final class SocketPump: Sendable {
     /// For answers that cost less than a hand-off to another thread (`$srv.ping`).
     public typealias Responder = @Sendable (_ frames: [Data]) -> [Data]?
 
-    /// Starts the thread and creates the socket on it. Throws if the first setup fails
-    /// (e.g. the endpoint cannot be bound), so a service learns at start-up, not later.
+    /// Creates the socket and starts its thread, which takes the socket over. Throws if the
+    /// first setup fails (e.g. the endpoint cannot be bound), so a service learns at
+    /// start-up, not later. The first socket is made on the caller's thread and handed to
+    /// the new one (libzmq lets a socket move between threads across a full memory barrier,
+    /// which starting a thread is): the caller does not wait for the thread to start, and
+    /// a request sent meanwhile waits in the queue, which the thread reads before it first
+    /// sleeps. Later sockets (after a reconnect) are made on the socket's thread.
     public convenience init(
         name: String, setup: @escaping Setup, respond: Responder? = nil, onEvent: @escaping @Sendable (Event) -> Void
     ) throws {
@@ -113,18 +116,32 @@ public final class SocketPump: Sendable {
             wakeWrite = fds[1]
         #endif
         self.name = name
+        let first: Handover
+        do {
+            first = Handover(try setup())
+        } catch {
+            // (the wake-up descriptor is closed by deinit, as self is complete here)
+            throw PumpSetupError(message: "\(error)")
+        }
         let thread = Thread { [self] in
             // Named from inside: Foundation does not pass a name set before `start()` on to
             // the OS thread, which then kept its creator's name in top, perf and gdb.
             // Linux takes at most 15 bytes.
             Thread.current.name = String(decoding: "zmq.\(name)".utf8.prefix(15), as: UTF8.self)
-            self.loop(setup: setup, respond: respond, onEvent: onEvent)
+            self.loop(first: first.take(), setup: setup, respond: respond, onEvent: onEvent)
         }
         thread.start()
-        ready.wait()
-        if let message = setupError.withLock({ $0 }) {
-            stop()
-            throw PumpSetupError(message: message)
+    }
+
+    /// The first socket on its way from the thread that made it to the socket's thread,
+    /// which takes it (and alone uses it from then on): nothing else keeps it, so a socket
+    /// replaced after a timeout is closed when the thread lets it go.
+    private final class Handover: @unchecked Sendable {
+        private var socket: Socket?
+        init(_ socket: Socket) { self.socket = socket }
+        func take() -> Socket? {
+            defer { socket = nil }
+            return socket
         }
     }
 
@@ -226,7 +243,7 @@ public final class SocketPump: Sendable {
         var expires: ContinuousClock.Instant?
     }
 
-    private func loop(setup: Setup, respond: Responder?, onEvent: @escaping @Sendable (Event) -> Void) {
+    private func loop(first: Socket?, setup: Setup, respond: Responder?, onEvent: @escaping @Sendable (Event) -> Void) {
         owner.store(Self.currentThread, ordering: .releasing)
         here.onEvent = onEvent
         here.answers = respond != nil
@@ -240,15 +257,8 @@ public final class SocketPump: Sendable {
             for job in left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
             finished.signal()
         }
-        var socket: Socket?
-        do {
-            socket = try setup()
-        } catch {
-            setupError.withLock { $0 = "\(error)" }
-        }
+        var socket: Socket? = first
         defer { here.socket = nil }
-        ready.signal()
-        guard socket != nil else { return }
 
         var backlog: [Pending] = []
         /// libzmq said the socket could take a message and the backlog still did not move
