@@ -93,7 +93,7 @@ struct LocalStoreTests {
         #expect(!Offline.isQueueable("store", "store.buy"))
     }
 
-    @Test("a missing ipc socket with no supervisor is down; a tcp endpoint is never judged")
+    @Test("a missing ipc socket with no supervisor is down, a listening one is up; a tcp endpoint is never judged")
     func reachability() throws {
         #expect(Reachability.refuses("/tmp/logbook-no-such-dir-\(UUID().uuidString)/records.sock"))
         let home = "/tmp/lbt-" + UUID().uuidString.prefix(8)
@@ -102,6 +102,24 @@ struct LocalStoreTests {
         #expect(Reachability.isDown("records", configuration: down))
         let tcp = try StackConfiguration.scratch(home, extra: ["LOGBOOK_RECORDS_ENDPOINT": "tcp://127.0.0.1:1"])
         #expect(!Reachability.isDown("records", configuration: tcp))
+        // something listens at the socket (and no supervisor runs): up
+        try FileManager.default.createDirectory(atPath: home + "/run", withIntermediateDirectories: true)
+        let path = home + "/run/records.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8))
+            raw[path.utf8.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 4) == 0)
+        #expect(down.endpoint("records") == "ipc://" + path)
+        #expect(!Reachability.isDown("records", configuration: down))
     }
 
     @Test("the queue counted without opening the store agrees with the store; the cache needs no queue file")

@@ -35,11 +35,12 @@ public final class Reachability: Sendable {
     /// Is the local stack plainly not running? True only when no supervisor is alive and the
     /// service's ipc socket is missing or refuses connections: then a call would only wait out
     /// its timeout. A supervisor restarting a service, or a tcp endpoint, answers false.
+    /// (The socket is tried first: when the service listens, as it almost always does, one
+    /// connect answers, where the supervisor's check reads three files.)
     static func isDown(_ service: String, configuration: StackConfiguration) -> Bool {
         let endpoint = configuration.endpoint(service)
-        guard endpoint.hasPrefix("ipc://") else { return false }
-        guard StackFiles(configuration).liveSupervisor() == nil else { return false }
-        return refuses(String(endpoint.dropFirst("ipc://".count)))
+        guard endpoint.hasPrefix("ipc://"), refuses(String(endpoint.dropFirst("ipc://".count))) else { return false }
+        return StackFiles(configuration).liveSupervisor() == nil
     }
 
     /// Connecting to the unix socket at `path` fails because nothing listens there.
