@@ -34,9 +34,10 @@ public final class Context: @unchecked Sendable {
     /// Creates the shared context and starts its I/O thread now, on a thread of its own, so
     /// a short-lived process (the `logbook` CLI) has them ready by the time it makes its
     /// first socket: libzmq's set-up (OpenPGM's protocol lookups, two threads) then runs
-    /// beside whatever the process does first instead of before its first request. Call it
-    /// once, from the main thread; a process that exits before that thread is done waits for
-    /// it (at exit), so it never exits while the thread is inside libzmq.
+    /// beside whatever the process does first instead of before its first request. Called
+    /// once per process (the CLI calls it as a command starts); a process that exits before
+    /// that thread is done waits for it (at exit), so it never exits while the thread is
+    /// inside libzmq.
     public static func warmUp() {
         guard warmUpThread == nil else { return }
         var thread = pthread_t()
@@ -53,7 +54,7 @@ public final class Context: @unchecked Sendable {
     }
 }
 
-/// `Context.warmUp`'s thread (set once, by the thread that calls it, before `joinWarmUp` can run).
+/// `Context.warmUp`'s thread: set once, before `joinWarmUp` is registered to run at exit.
 nonisolated(unsafe) private var warmUpThread: pthread_t?
 
 /// `Context.warmUp`'s thread: the first socket of a context starts its I/O and reaper threads.
