@@ -83,8 +83,10 @@ public enum JSONValue: Sendable, Equatable, Hashable {
     }
 
     /// Converts any Encodable to a JSONValue (through its JSON form).
+    /// An empty request (`Empty`) is the empty object at once.
     public static func from(_ value: some Encodable) throws -> JSONValue {
-        try WireCoding.decode(JSONValue.self, from: WireCoding.encode(value))
+        if value is Empty { return [:] }
+        return try WireCoding.decode(JSONValue.self, from: WireCoding.encode(value))
     }
 
     /// Decodes this value as a Decodable type, straight from the value (JSONValueDecoder.swift):

@@ -38,6 +38,28 @@ import Testing
         #expect(configuration.recordsShards == 2)
     }
 
+    /// More than a pipe holds at once: the writes are partial, and all of it arrives.
+    @Test func writeAllWritesEverythingThroughAPipe() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let reader = fds[0]
+        let received = Task.detached { () -> [UInt8] in
+            var all: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                all += buffer[..<n]
+            }
+            return all
+        }
+        #expect(bytes.withUnsafeBytes { FileDescriptor.writeAll(fds[1], $0) })
+        close(fds[1])
+        #expect(await received.value == bytes)
+        close(fds[0])
+    }
+
     @Test func aPointReadRunsOnTheCallersThread() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }

@@ -1,6 +1,7 @@
 // What the CLI prints: pretty JSON with `--json`, aligned text for people otherwise.
 // Results go to stdout, errors to stderr as one line (or as the error JSON).
 import Foundation
+import Runtime
 import Wire
 
 public enum Output {
@@ -13,25 +14,10 @@ public enum Output {
         write(text + "\n", to: STDERR_FILENO)
     }
 
-    /// All of `text`, straight to the file descriptor (a pipe or terminal may take it in
-    /// parts); stops quietly when the reader is gone.
+    /// All of `text`, straight to the file descriptor; stops quietly when the reader is gone.
     static func write(_ text: String, to fd: Int32) {
         var text = text
-        text.withUTF8 { bytes in
-            guard var next = bytes.baseAddress else { return }
-            var left = bytes.count
-            while left > 0 {
-                let written = Foundation.write(fd, next, left)
-                if written > 0 {
-                    next += written
-                    left -= written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
+        _ = text.withUTF8 { FileDescriptor.writeAll(fd, UnsafeRawBufferPointer($0)) }
     }
 
     public static func json(_ value: JSONValue) {

@@ -2,6 +2,7 @@
 // directory ($LOGBOOK_CONFIG_DIR, else $XDG_CONFIG_HOME/logbook, else ~/.config/logbook).
 // Written to a temporary file created 0600 and renamed, so it is never briefly readable.
 import Foundation
+import Runtime
 import Wire
 
 public struct Session: Codable, Sendable, Equatable {
@@ -106,10 +107,10 @@ public struct SessionStore: Sendable {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("cannot create \(temporary)") }
         fchmod(fd, 0o600)
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let written = data.withUnsafeBytes { FileDescriptor.writeAll(fd, $0) }
         let synced = fsync(fd)
         close(fd)
-        guard written == data.count, synced == 0, rename(temporary, path) == 0 else {
+        guard written, synced == 0, rename(temporary, path) == 0 else {
             unlink(temporary)
             throw Self.failure("cannot write \(path)")
         }

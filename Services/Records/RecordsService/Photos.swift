@@ -334,18 +334,7 @@ public final class PhotoStore: Sendable {
         let temporary = shard + "/.tmp-" + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw fileError("create", temporary) }
-        var written = 0
-        let ok = data.withUnsafeBytes { raw -> Bool in
-            while written < raw.count {
-                let n = write(fd, raw.baseAddress! + written, raw.count - written)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                written += n
-            }
-            return fsync(fd) == 0
-        }
+        let ok = data.withUnsafeBytes { FileDescriptor.writeAll(fd, $0) } && fsync(fd) == 0
         let error = ok ? nil : fileError("write", temporary)
         close(fd)
         if let error {

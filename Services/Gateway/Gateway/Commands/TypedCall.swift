@@ -15,8 +15,7 @@ extension Contracts.Method {
         _ context: Context, _ request: Request, caller: Context.Caller = .session, write: Bool? = nil,
         timeout: Duration? = nil
     ) async throws -> Result {
-        // (an empty request is the empty object, without a trip through the encoder)
-        let body: JSONValue = Request.self == Empty.self ? [:] : try JSONValue.from(request)
+        let body = try JSONValue.from(request)
         let result = try await context.send(
             service, name, body: body, caller: caller, write: write ?? (kind != .read), timeout: timeout)
         do {
