@@ -79,25 +79,68 @@ public struct JSONOutput {
     /// A string as the encoder writes it (CanonicalJSON.quoted).
     public mutating func string(_ text: String) { bytes.appendQuoted(text) }
 
-    public mutating func int(_ value: some BinaryInteger) { appendUTF8(String(value)) }
+    public mutating func int(_ value: some BinaryInteger) {
+        guard let value = Int64(exactly: value) else { return appendUTF8(String(value)) }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        digits(value.magnitude)
+    }
+
+    /// `value` in decimal digits, as `String(value)` writes it, without making the String.
+    private mutating func digits(_ value: UInt64) {
+        var value = value
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var start = 20
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            } while value > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
+    }
 
     private mutating func appendUTF8(_ text: String) { bytes.appendUTF8(text) }
 
     /// A Decimal as the encoder writes it: its `description`, which depends on the value
     /// alone (0.750 and 0.75 both write 0.75). Answers repeat the same few values (shares
     /// are thousandths), and `description` costs about 0.7 µs, so the texts of the first
-    /// 4,096 values seen are kept.
+    /// 4,096 values seen are kept. They are found by the value's bytes, not by Decimal's own
+    /// hashing and equality (which normalize the value and cost a good part of what they
+    /// save): equal bytes are the same value, and a value spelt in other bytes is one more
+    /// entry, never a wrong text.
     public mutating func decimal(_ value: Decimal) {
-        guard !value.isNaN else { return appendUTF8(value.description) }
-        if let text = Self.decimalTexts.withLock({ $0[value] }) { return appendUTF8(text) }
-        let text = value.description
+        guard !value.isNaN, let key = DecimalBytes(value) else { return appendUTF8(value.description) }
+        if let text = Self.decimalTexts.withLock({ $0[key] }) { return bytes.append(contentsOf: text) }
+        let text = Array(value.description.utf8)
         Self.decimalTexts.withLock { texts in
-            if texts.count < 4_096 { texts[value] = text }
+            if texts.count < 4_096 { texts[key] = text }
         }
-        appendUTF8(text)
+        bytes.append(contentsOf: text)
     }
 
-    private static let decimalTexts = Mutex<[Decimal: String]>([:])
+    private static let decimalTexts = Mutex<[DecimalBytes: [UInt8]]>([:])
+
+    /// A Decimal's bytes, as a key.
+    private struct DecimalBytes: Hashable {
+        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+
+        init?(_ value: Decimal) {
+            guard MemoryLayout<Decimal>.size <= 24 else { return nil }
+            var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            withUnsafeMutableBytes(of: &words) { key in
+                withUnsafeBytes(of: value) { key.copyMemory(from: $0) }
+            }
+            self.words = words
+        }
+
+        static func == (a: Self, b: Self) -> Bool { a.words == b.words }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(words.0)
+            hasher.combine(words.1)
+            hasher.combine(words.2)
+        }
+    }
 
     public mutating func write(_ value: some JSONWritable) { value.writeJSON(to: &self) }
 

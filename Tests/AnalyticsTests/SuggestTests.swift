@@ -3,6 +3,8 @@
 // edits, deletes and conditions arriving before their catch.
 import Contracts
 import Foundation
+import GRDB
+import TestSupport
 import Testing
 import Wire
 
@@ -294,6 +296,114 @@ extension JSONValue {
             differ.append(String(decoding: answer.jsonData, as: UTF8.self))
         }
         #expect(differ.isEmpty, "\(differ.count) of \(answers.count) differ, e.g. \(differ.prefix(1))")
+    }
+
+    /// The suggestion read from the stored counts in one walk over all rows
+    /// (`TallyCounts.merged`) is the one the nested maps of every entry gave: the code before
+    /// the walk, kept here as the reference, over catches of random species, baits, waters
+    /// and conditions (some buckets spelt two canonically equivalent ways, which are one
+    /// bucket to both), for every filter.
+    @Test func theWalkOverRowsGivesTheMapsAnswer() async throws {
+        var random = SplitMix(seed: 11)
+        let h = try Harness()
+        let baits = ["worm", "spinner", "jig", "fly", "Spoon", "live bait", "r\u{E4}ka", "ra\u{308}ka"]
+        let temperatures = ["0 to 5 °C", "5 to 10 °C", "10 to 15 °C", "caf\u{E9}", "cafe\u{301}"]
+        let pressures = ["below 1000 hPa", "1000 to 1010 hPa", "1010 to 1020 hPa"]
+        let skies = ["clear", "cloudy", "rain", "fog"]
+        for i in 0..<120 {
+            let water = random.next(below: 3) == 0 ? "salt" : "fresh"
+            let species = ["pike", "Perch", "bass"][random.next(below: 3)]
+            try await h.feed(
+                "catch.created",
+                fish("c\(i)", species: species, bait: baits[random.next(below: baits.count)], water: water))
+            switch random.next(below: 10) {
+            case 0: continue  // pending
+            case 1:
+                try await h.weather("conditions.unavailable", ["catchId": .string("c\(i)"), "reason": "archive unreachable"])
+            default:
+                try await h.weather(
+                    "conditions.ready",
+                    ready(
+                        "c\(i)", temperature: temperatures[random.next(below: temperatures.count)],
+                        pressure: pressures[random.next(below: pressures.count)], beaufort: random.next(below: 6),
+                        sky: skies[random.next(below: skies.count)], tide: water == "salt" ? "rising" : nil))
+            }
+        }
+        var compared = 0
+        for species in [nil, "pike", "PERCH", "bass", "zander"] as [String?] {
+            for water in [nil, Water.fresh, .salt] {
+                let body = SuggestRequest(species: species, water: water)
+                let (mine, theirs) = try await h.service.host.database.read { db in
+                    (
+                        try SuggestQueries.suggest(db, userId: "alice", body: body),
+                        try referenceSuggest(db, userId: "alice", body: body)
+                    )
+                }
+                let same = mine == theirs
+                #expect(same, "\(body): \(String(decoding: mine.jsonData, as: UTF8.self))")
+                compared += 1
+            }
+        }
+        #expect(compared == 15)
+        let all = try await h.suggest()
+        #expect(all["catches"] == 120)
+        // the two spellings of "café" are one bucket
+        #expect(
+            all.condition("temperatureBand")?["buckets"]?.arrayValue?.filter {
+                $0["bucket"]?.stringValue == "caf\u{E9}"
+            }.count == 1)
+    }
+
+    /// The suggestion as it was computed before `TallyCounts.merged`: every entry of every
+    /// row into maps of dimension → bucket → bait → count.
+    func referenceSuggest(_ db: Database, userId: String, body: SuggestRequest) throws -> Suggestions {
+        let species = body.species.map(CatchProjection.key)
+        var counts: [String: [String: [String: Int]]] = [:]
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT bait, counts FROM catchTally WHERE userId = ?1 AND species = ?2 AND (?3 IS NULL OR water = ?3)",
+            arguments: [userId, species ?? CatchProjection.any, body.water?.rawValue])
+        for row in rows {
+            let bait: String = row[0]
+            let data: Data = row[1]
+            for entry in try TallyCounts.decode(data) where Int(entry.code) < TallyCounts.dimensionKeys.count {
+                counts[TallyCounts.dimensionKeys[Int(entry.code)], default: [:]][entry.bucket, default: [:]][
+                    bait, default: 0] += entry.n
+            }
+        }
+        let status = counts["status"] ?? [:]
+        func total(_ baits: [String: Int]?) -> Int { baits?.values.reduce(0, +) ?? 0 }
+        let ready = total(status["ready"])
+        let pending = total(status["pending"])
+        let unavailable = total(status["unavailable"])
+        func topBaits(_ baits: [String: Int], limit: Int) -> [BaitCount] {
+            let sum = baits.values.reduce(0, +)
+            return baits.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit).map {
+                BaitCount(bait: $0.key, count: $0.value, share: SuggestQueries.share($0.value, sum))
+            }
+        }
+        var allBaits: [String: Int] = [:]
+        for baits in status.values { allBaits.merge(baits, uniquingKeysWith: +) }
+        let conditions = CatchProjection.dimensions.map { key, label -> ConditionSuggestion in
+            let buckets = counts[key] ?? [:]
+            let withData = buckets.values.reduce(0) { $0 + total($1) }
+            let list = buckets.map { bucket, baits in
+                BucketCount(
+                    bucket: bucket, count: total(baits), share: SuggestQueries.share(total(baits), withData),
+                    baits: topBaits(baits, limit: 3))
+            }.sorted { ($0.count, $1.bucket) > ($1.count, $0.bucket) }
+            return ConditionSuggestion(
+                condition: key, label: label, catches: withData, best: list.first, buckets: list,
+                confidence: SuggestQueries.confidence(withData), basis: SuggestQueries.basis(withData))
+        }
+        var notes: [String] = []
+        if pending > 0 { notes.append("\(pending) still waiting for weather conditions") }
+        if unavailable > 0 { notes.append("\(unavailable) without conditions (unavailable)") }
+        return Suggestions(
+            species: species, water: body.water, catches: ready + pending + unavailable, ready: ready,
+            pending: pending, unavailable: unavailable, confidence: SuggestQueries.confidence(ready),
+            basis: SuggestQueries.basis(ready), note: notes.isEmpty ? nil : "not counted: " + notes.joined(separator: "; "),
+            conditions: conditions, baits: topBaits(allBaits, limit: 10))
     }
 
     /// Shares are worked out in integers; they must be what dividing and rounding Decimals

@@ -338,9 +338,13 @@ enum SuggestQueries {
         if let text = body.species, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw ServiceError.invalid("species", "must not be empty when given")
         }
-        // the rows counted at this filter's level, one per bait and water (both waters when
-        // none is given): dimension → bucket → bait → count
-        var counts: [String: [String: [String: Int]]] = [:]
+        // The rows counted at this filter's level, one per bait and water (both waters when
+        // none is given), their counts copied into one buffer.
+        var baitNames: [String] = []
+        var baitOfName: [String: Int] = [:]
+        var rowBaits: [Int] = []
+        var rowRanges: [Range<Int>] = []
+        var stored: [UInt8] = []
         let rows = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
@@ -349,35 +353,64 @@ enum SuggestQueries {
             arguments: [userId, species ?? CatchProjection.any, body.water?.rawValue])
         while let row = try rows.next() {
             let bait: String = row[0]
-            let entries = try row.withUnsafeData(atIndex: 1) { data in try TallyCounts.decode(data ?? Data()) }
-            for entry in entries where Int(entry.code) < TallyCounts.dimensionKeys.count {
-                counts[TallyCounts.dimensionKeys[Int(entry.code)], default: [:]][entry.bucket, default: [:]][
-                    bait, default: 0] += entry.n
+            let index: Int
+            if let known = baitOfName[bait] {
+                index = known
+            } else {
+                index = baitNames.count
+                baitOfName[bait] = index
+                baitNames.append(bait)
             }
+            let start = stored.count
+            try row.withUnsafeData(atIndex: 1) { data in
+                if let data { data.withUnsafeBytes { stored.append(contentsOf: $0) } }
+            }
+            rowBaits.append(index)
+            rowRanges.append(start..<stored.count)
         }
-        let status = counts["status"] ?? [:]
-        func total(_ baits: [String: Int]?) -> Int { baits?.values.reduce(0, +) ?? 0 }
-        let ready = total(status["ready"])
-        let pending = total(status["pending"])
-        let unavailable = total(status["unavailable"])
+        let tallies = try TallyCounts.merged(stored, rows: rowRanges, baits: rowBaits, baitCount: baitNames.count)
+
+        func total(_ code: UInt8, _ bucket: String) -> Int {
+            tallies.first { $0.code == code && $0.bucket == bucket }?.total ?? 0
+        }
+        let ready = total(TallyCounts.statusCode, "ready")
+        let pending = total(TallyCounts.statusCode, "pending")
+        let unavailable = total(TallyCounts.statusCode, "unavailable")
         let catches = ready + pending + unavailable
 
-        func topBaits(_ baits: [String: Int], limit: Int) -> [BaitCount] {
-            let sum = baits.values.reduce(0, +)
-            return baits.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit).map {
-                BaitCount(bait: $0.key, count: $0.value, share: share($0.value, sum))
-            }
+        /// The baits of `perBait` (counts by bait index), most caught first (ties: by name).
+        func topBaits(_ perBait: [Int], limit: Int) -> [BaitCount] {
+            let sum = perBait.reduce(0, +)
+            return perBait.indices.filter { perBait[$0] > 0 }
+                .sorted { (perBait[$0], baitNames[$1]) > (perBait[$1], baitNames[$0]) }
+                .prefix(limit)
+                .map { BaitCount(bait: baitNames[$0], count: perBait[$0], share: share(perBait[$0], sum)) }
         }
-        var allBaits: [String: Int] = [:]
-        for baits in status.values { allBaits.merge(baits, uniquingKeysWith: +) }
+        var allBaits = [Int](repeating: 0, count: baitNames.count)
+        for tally in tallies where tally.code == TallyCounts.statusCode {
+            for (bait, n) in tally.perBait.enumerated() { allBaits[bait] += n }
+        }
 
-        let conditions = CatchProjection.dimensions.map { key, label -> ConditionSuggestion in
-            let buckets = counts[key] ?? [:]
-            let withData = buckets.values.reduce(0) { $0 + total($1) }
-            let list = buckets.map { bucket, baits in
+        let conditions = CatchProjection.dimensions.indices.map { i -> ConditionSuggestion in
+            let (key, label) = CatchProjection.dimensions[i]
+            let code = CatchProjection.dimensionCodes[i]
+            // Buckets are told apart as Swift compares text (canonically equivalent spellings
+            // are one bucket), as baits are.
+            var buckets: [TallyCounts.Bucket] = []
+            var bucketOfName: [String: Int] = [:]
+            for tally in tallies where tally.code == code {
+                if let known = bucketOfName[tally.bucket] {
+                    buckets[known].add(tally)
+                } else {
+                    bucketOfName[tally.bucket] = buckets.count
+                    buckets.append(tally)
+                }
+            }
+            let withData = buckets.reduce(0) { $0 + $1.total }
+            let list = buckets.map { tally in
                 BucketCount(
-                    bucket: bucket, count: total(baits), share: share(total(baits), withData),
-                    baits: topBaits(baits, limit: 3))
+                    bucket: tally.bucket, count: tally.total, share: share(tally.total, withData),
+                    baits: topBaits(tally.perBait, limit: 3))
             }.sorted { ($0.count, $1.bucket) > ($1.count, $0.bucket) }
             return ConditionSuggestion(
                 condition: key, label: label, catches: withData, best: list.first, buckets: list,

@@ -92,6 +92,60 @@ enum TallyCounts {
         try data.withUnsafeBytes { try decode($0) }
     }
 
+    /// One bucket's counts summed over several rows, by the bait of each row.
+    struct Bucket {
+        var code: UInt8
+        var bucket: String
+        var total: Int
+        /// Indexed by bait.
+        var perBait: [Int]
+
+        mutating func add(_ other: Bucket) {
+            total += other.total
+            for (bait, n) in other.perBait.enumerated() { perBait[bait] += n }
+        }
+    }
+
+    /// The buckets of several rows (each a range of `stored`, its bait an index below
+    /// `baitCount`), summed: one walk through all rows at once, in their common order, so
+    /// each bucket is read as text once, however many rows hold it (a query reads a row per
+    /// bait and water; hashing every entry's text into nested maps cost more than the rest of
+    /// a suggestion).
+    static func merged(_ stored: [UInt8], rows: [Range<Int>], baits: [Int], baitCount: Int) throws -> [Bucket] {
+        try stored.withUnsafeBytes { all in
+            var readers = rows.map { Reader(UnsafeRawBufferPointer(rebasing: all[$0])) }
+            var heads = try readers.indices.map { readers[$0].atEnd ? nil : try readers[$0].next() }
+            var buckets: [Bucket] = []
+            while true {
+                // the smallest head (code, then bytes)
+                var smallest: Int?
+                for i in heads.indices {
+                    guard let head = heads[i] else { continue }
+                    if let s = smallest, let current = heads[s] {
+                        let order =
+                            head.code != current.code
+                            ? Int(head.code) - Int(current.code) : compare(head.bucket, current.bucket)
+                        if order < 0 { smallest = i }
+                    } else {
+                        smallest = i
+                    }
+                }
+                guard let s = smallest, let first = heads[s] else { return buckets }
+                var bucket = Bucket(
+                    code: first.code, bucket: String(decoding: first.bucket, as: UTF8.self), total: 0,
+                    perBait: Array(repeating: 0, count: baitCount))
+                for i in heads.indices {
+                    guard let head = heads[i], head.code == first.code, compare(head.bucket, first.bucket) == 0
+                    else { continue }
+                    bucket.total += head.n
+                    bucket.perBait[baits[i]] += head.n
+                    heads[i] = readers[i].atEnd ? nil : try readers[i].next()
+                }
+                buckets.append(bucket)
+            }
+        }
+    }
+
     /// The stored bytes of `entries` (any order; zero counts left out; a code and bucket
     /// given twice is an error).
     static func encode(_ entries: [Entry]) throws -> [UInt8] {

@@ -1,0 +1,73 @@
+// The JSON a reply writes itself (Shared/Wire/JSONWritable.swift) is what the shared encoder
+// writes: integers of every size and Decimals written digit by digit, held to the encoder
+// over edge cases and generated values (the suggestions' writers are held to it as a whole in
+// Tests/AnalyticsTests/SuggestTests.swift).
+import Foundation
+import Testing
+import TestSupport
+import Wire
+
+@Suite struct JSONOutputTests {
+    /// What the shared encoder writes for `value`, alone.
+    func encoded(_ value: some Encodable) throws -> String {
+        String(String(decoding: try WireCoding.encode([value]), as: UTF8.self).dropFirst().dropLast())
+    }
+
+    @Test func integersAreTheEncodersText() throws {
+        var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
+        var random = SplitMix(seed: 3)
+        for _ in 0..<2_000 {
+            values.append(Int64(bitPattern: random.next()) >> Int64(random.next(below: 64)))
+        }
+        var wrong: [String] = []
+        for value in values {
+            var out = JSONOutput()
+            out.int(value)
+            let mine = String(decoding: out.data, as: UTF8.self)
+            if mine != (try encoded(value)) { wrong.append("\(value): \(mine)") }
+        }
+        for value in [UInt64.max, UInt64(Int64.max) + 1] {
+            var out = JSONOutput()
+            out.int(value)
+            if String(decoding: out.data, as: UTF8.self) != (try encoded(value)) { wrong.append("\(value)") }
+        }
+        var small = JSONOutput()
+        small.int(Int8.min)
+        small.int(UInt8.max)
+        #expect(String(decoding: small.data, as: UTF8.self) == "-128255")
+        #expect(wrong.isEmpty, "\(wrong.count) differ, e.g. \(wrong.prefix(5))")
+    }
+
+    @Test func decimalsAreTheEncodersText() throws {
+        var values: [Decimal] = [
+            0, 1, -1, 10, 100, Decimal(string: "0.750")!, Decimal(string: "0.75")!, Decimal(string: "0.001")!,
+            Decimal(string: "-0.001")!, Decimal(string: "1.000")!, Decimal(string: "1000")!, Decimal(string: "1e3")!,
+            Decimal(string: "12.25")!, Decimal(string: "0.0000000000000000000000000000001")!,
+            Decimal(string: "18446744073709551615")!, Decimal(string: "18446744073709551616")!,
+            Decimal(string: "-18446744073709551615.5")!, Decimal(string: "123456789012345678901234567890")!,
+            Decimal(string: "1e-40")!, Decimal(string: "1e-41")!, Decimal(string: "5e120")!, Decimal.nan,
+            Decimal(sign: .plus, exponent: -3, significand: 750), Decimal(sign: .plus, exponent: -3, significand: 0),
+            Decimal(sign: .minus, exponent: -2, significand: 5), Decimal(sign: .plus, exponent: 2, significand: 7),
+            Decimal(12.5), Decimal(0.1), Decimal(1.0 / 3.0), Decimal(Double.pi), Decimal(-2.5e-7),
+        ]
+        var random = SplitMix(seed: 5)
+        for _ in 0..<3_000 {
+            let significand = random.next() >> UInt64(random.next(below: 64))
+            let exponent = random.next(below: 50) - 42
+            let sign: FloatingPointSign = random.next(below: 4) == 0 ? .minus : .plus
+            values.append(Decimal(sign: sign, exponent: exponent, significand: Decimal(significand)))
+            // as a value is usually made: a quotient or a sum
+            values.append(Decimal(Int(significand >> 20)) / Decimal(random.next(below: 10_000) + 1))
+            values.append(Decimal(string: "\(significand >> 30).\(random.next(below: 1000))")!)
+        }
+        var wrong: [String] = []
+        for value in values {
+            var out = JSONOutput()
+            out.decimal(value)
+            let mine = String(decoding: out.data, as: UTF8.self)
+            let theirs = value.isNaN ? value.description : try encoded(value)
+            if mine != theirs { wrong.append("\(value.description): \(mine) vs \(theirs)") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) of \(values.count) differ, e.g. \(wrong.prefix(5))")
+    }
+}
