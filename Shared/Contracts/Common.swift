@@ -37,6 +37,20 @@ public struct Page<Item: Sendable>: Sendable {
 }
 
 extension Page: Encodable where Item: Encodable {}
+
+/// Keys in UTF-8 byte order, `nextCursor` left out when nil (Shared/Wire/JSONWritable.swift).
+extension Page: JSONWritable where Item: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("items")
+        out.array(items) { $0.write($1) }
+        if let nextCursor {
+            out.key("nextCursor")
+            out.string(nextCursor)
+        }
+        out.endObject()
+    }
+}
 extension Page: Decodable where Item: Decodable {}
 
 /// An optional field of an update: absent leaves it unchanged, `null` clears it, a value

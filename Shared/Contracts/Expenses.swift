@@ -35,6 +35,39 @@ public struct Expense: Documented, Equatable {
         category: "food", createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
 }
 
+/// Keys in UTF-8 byte order, optionals left out when nil: what the synthesized `Encodable`
+/// gives through the shared encoder (Shared/Wire/JSONWritable.swift). Written on every
+/// `expense.add` twice (the answer and the event) and for every item of a list;
+/// Tests/RuntimeTests/JSONOutputTests.swift holds it to the encoder.
+extension Expense: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("amountMinor")
+        out.int(amountMinor)
+        if let category {
+            out.key("category")
+            out.string(category)
+        }
+        out.key("createdAt")
+        out.date(createdAt)
+        out.key("currency")
+        out.string(currency)
+        out.key("date")
+        out.date(date)
+        if let description {
+            out.key("description")
+            out.string(description)
+        }
+        out.key("id")
+        out.string(id)
+        out.key("name")
+        out.string(name)
+        out.key("updatedAt")
+        out.date(updatedAt)
+        out.endObject()
+    }
+}
+
 public struct ExpenseAdd: Documented, Equatable {
     public var name: String
     public var description: String?

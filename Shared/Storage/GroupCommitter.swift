@@ -120,6 +120,11 @@ public final class GroupCommitter: Sendable {
                     $0.largestBatch = max($0.largestBatch, batch.count)
                 }
                 for job in batch { job.finish(job.outcome) }
+                // The callers just resumed were woken onto this CPU (the scheduler puts a woken
+                // thread beside its waker), where they would wait for `afterCommit` (the event
+                // publisher reading the outbox) before sending their replies: give them the
+                // CPU first (docs/operations.md, "The write path, a later round").
+                sched_yield()
                 afterCommit(db, batch.count)
             }
         } catch {

@@ -76,11 +76,13 @@ public enum Outbox {
             db.cachedStatement(sql: "SELECT seq, type, userId, at, data FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?"),
             arguments: [after, limit])
         return rows.map { row in
-            let seq: Int64 = row["seq"]
-            let type: String = row["type"]
-            let userId: String? = row["userId"]
-            let at = WireTime.format(Date(timeIntervalSince1970: row["at"]))
-            let data: Data = row["data"]
+            // By position (the SELECT's order): a column found by name is looked up
+            // case-insensitively, a lowercased copy of the name each time.
+            let seq: Int64 = row[0]
+            let type: String = row[1]
+            let userId: String? = row[2]
+            let at = WireTime.format(Date(timeIntervalSince1970: row[3]))
+            let data: Data = row[4]
             // The same fields, in the same (sorted) order, as encoding an `Event`; the texts
             // quoted as the shared encoder quotes them (CanonicalJSON.quoted), written as bytes
             // and made Data once (Shared/Wire/DataText.swift).

@@ -130,8 +130,13 @@ public enum WireCoding {
         return decoder
     }
 
+    /// A value that writes its own JSON (JSONWritable) writes it; anything else goes through
+    /// the shared encoder. The same bytes either way (each writer is held to the encoder by a
+    /// test), so every caller (a reply, an event payload, an idempotent write's stored
+    /// answer) gets the writer without knowing of it.
     public static func encode(_ value: some Encodable) throws -> Data {
-        try encoder.encode(value)
+        if let writable = value as? any JSONWritable { return writable.jsonData }
+        return try encoder.encode(value)
     }
 
     /// Decodes a frame (a request, a reply, an event). Read from the bytes in one pass

@@ -27,6 +27,10 @@ extension JSONWritable {
     public static func data(_ value: Any) -> Data { (value as! Self).jsonData }
 }
 
+extension Array: JSONWritable where Element: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) { out.array(self) { $0.write($1) } }
+}
+
 /// The bytes of a JSON text being written. Objects are written field by field, keys in the
 /// order given, which must be UTF-8 byte order (the shared encoder's `.sortedKeys`).
 public struct JSONOutput {
@@ -78,6 +82,9 @@ public struct JSONOutput {
 
     /// A string as the encoder writes it (CanonicalJSON.quoted).
     public mutating func string(_ text: String) { bytes.appendQuoted(text) }
+
+    /// An instant as the shared encoder's date strategy writes it (WireTime.format, quoted).
+    public mutating func date(_ date: Date) { bytes.appendQuoted(WireTime.format(date)) }
 
     public mutating func int(_ value: some BinaryInteger) {
         guard let value = Int64(exactly: value) else { return appendUTF8(String(value)) }

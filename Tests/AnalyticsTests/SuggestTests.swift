@@ -292,7 +292,7 @@ extension JSONValue {
             answers.append(try await h.call("analytics.suggest", body).decode(Suggestions.self))
         }
         var differ: [String] = []
-        for answer in answers where answer.jsonData != (try WireCoding.encode(answer)) {
+        for answer in answers where answer.jsonData != (try WireCoding.encoder.encode(answer)) {
             differ.append(String(decoding: answer.jsonData, as: UTF8.self))
         }
         #expect(differ.isEmpty, "\(differ.count) of \(answers.count) differ, e.g. \(differ.prefix(1))")

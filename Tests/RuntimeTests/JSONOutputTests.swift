@@ -1,7 +1,9 @@
 // The JSON a reply writes itself (Shared/Wire/JSONWritable.swift) is what the shared encoder
-// writes: integers of every size and Decimals written digit by digit, held to the encoder
-// over edge cases and generated values (the suggestions' writers are held to it as a whole in
+// writes: integers of every size and Decimals written digit by digit, and the expenses (an
+// answer, an event, a page of a list), held to Foundation's encoder over edge cases and
+// generated values (the suggestions' writers are held to it in
 // Tests/AnalyticsTests/SuggestTests.swift).
+import Contracts
 import Foundation
 import Testing
 import TestSupport
@@ -10,7 +12,7 @@ import Wire
 @Suite struct JSONOutputTests {
     /// What the shared encoder writes for `value`, alone.
     func encoded(_ value: some Encodable) throws -> String {
-        String(String(decoding: try WireCoding.encode([value]), as: UTF8.self).dropFirst().dropLast())
+        String(String(decoding: try WireCoding.encoder.encode([value]), as: UTF8.self).dropFirst().dropLast())
     }
 
     @Test func integersAreTheEncodersText() throws {
@@ -69,5 +71,39 @@ import Wire
             if mine != theirs { wrong.append("\(value.description): \(mine) vs \(theirs)") }
         }
         #expect(wrong.isEmpty, "\(wrong.count) of \(values.count) differ, e.g. \(wrong.prefix(5))")
+    }
+
+    @Test func expensesAndTheirPagesAreTheEncodersText() throws {
+        var random = SplitMix(seed: 17)
+        let texts = ["", "Lunch", "Gädda 🐟", "a \"quoted\" name", "back\\slash", "tab\tand\nline", "slash/ok", "\u{1}", "é"]
+        func date() -> Date {
+            // whole milliseconds (as stored) and arbitrary instants, before 1970 and far ahead
+            let ms = Int64(random.next(below: 400_000_000_000)) - 100_000_000_000
+            return random.next(below: 4) == 0
+                ? Date(timeIntervalSince1970: Double(ms) / 1000 + Double(random.next(below: 1000)) / 1e7)
+                : Date(timeIntervalSince1970: Double(ms) / 1000)
+        }
+        func expense() -> Expense {
+            Expense(
+                id: random.pick(texts), name: random.pick(texts),
+                description: random.next(below: 3) == 0 ? nil : random.pick(texts),
+                amountMinor: Int64(bitPattern: random.next()) >> Int64(random.next(below: 64)),
+                currency: random.pick(["USD", "EUR", "SEK"]), date: date(),
+                category: random.next(below: 3) == 0 ? nil : random.pick(texts), createdAt: date(), updatedAt: date())
+        }
+        var wrong: [String] = []
+        for _ in 0..<500 {
+            let one = expense()
+            if one.jsonData != (try WireCoding.encoder.encode(one)) { wrong.append(String(decoding: one.jsonData, as: UTF8.self)) }
+            let page = Page(
+                items: (0..<random.next(below: 4)).map { _ in expense() },
+                nextCursor: random.next(below: 2) == 0 ? nil : random.pick(texts))
+            if page.jsonData != (try WireCoding.encoder.encode(page)) { wrong.append(String(decoding: page.jsonData, as: UTF8.self)) }
+            if page.items.jsonData != (try WireCoding.encoder.encode(page.items)) { wrong.append("array") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) differ, e.g. \(wrong.prefix(2))")
+        // and the shared encoding takes the writer for them, for the same bytes
+        let sample = expense()
+        #expect(try WireCoding.encode(sample) == WireCoding.encoder.encode(sample))
     }
 }

@@ -19,7 +19,7 @@ extension Activity {
 extension TimeEntry {
     /// Writes the entry and its `time.saved` event (what analytics and the store count).
     func save(_ db: Database, userId: String, at: Date) throws {
-        try TimeEntryRow(self, userId: userId).insert(db)
+        try TimeEntryRow(self, userId: userId).insertRow(db)
         try Outbox.append(
             db, type: TimeEvents.timeSaved, userId: userId,
             data: TimeSavedEvent(
@@ -40,7 +40,7 @@ extension Records {
                 throw ServiceError(.alreadyExists, "activity \"\(name)\" already exists", field: "name")
             }
             let id = ID.make(at: at)
-            try ActivityRow(id: id, userId: context.userId, name: name, createdAt: at.ms).insert(db)
+            try ActivityRow(id: id, userId: context.userId, name: name, createdAt: at.ms).insertRow(db)
             try Outbox.append(
                 db, type: TimeEvents.activityCreated, userId: context.userId, data: ActivityCreated(id: id, name: name, createdAt: at),
                 at: at)

@@ -40,7 +40,7 @@ extension Records {
             entry.note = try optionalText(body.note, "note", max: 500)
             entry.correction = body.correction ?? false
             if !entry.correction { try checkAlternates(db, userId: context.userId, entry) }
-            try AttendanceRow(entry, userId: context.userId).insert(db)
+            try AttendanceRow(entry, userId: context.userId).insertRow(db)
             try Outbox.append(db, type: AttendanceEvents.created, userId: context.userId, data: entry, at: now)
             return entry
         }

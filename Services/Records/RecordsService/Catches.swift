@@ -82,7 +82,7 @@ extension Records {
                     try PhotoStore.reference(db, photo)
                     fish.photo = photo
                 }
-                try CatchRow(fish, userId: context.userId).insert(db)
+                try CatchRow(fish, userId: context.userId).insertRow(db)
                 try Outbox.append(db, type: CatchEvents.created, userId: context.userId, data: fish, at: at)
                 return fish
             }, settle: { await photos.settle($0.work) })

@@ -45,7 +45,7 @@ extension Records {
                 expense.date = Date(ms: date.ms)
             }
             expense.category = try optionalText(body.category, "category", max: 40)
-            try ExpenseRow(expense, userId: context.userId).insert(db)
+            try ExpenseRow(expense, userId: context.userId).insertRow(db)
             try Outbox.append(db, type: ExpenseEvents.created, userId: context.userId, data: expense, at: at)
             return expense
         }

@@ -53,7 +53,7 @@ extension Records {
             fillup.note = try optionalText(body.note, "note", max: 500)
             try fillup.validate()
             try checkOdometer(db, userId: context.userId, fillup)
-            try FillupRow(fillup, userId: context.userId).insert(db)
+            try FillupRow(fillup, userId: context.userId).insertRow(db)
             try Outbox.append(db, type: FuelEvents.fillupCreated, userId: context.userId, data: fillup, at: at)
             return fillup
         }

@@ -23,7 +23,7 @@ extension Records {
             vehicle.make = try optionalText(body.make, "make", max: 60)
             vehicle.model = try optionalText(body.model, "model", max: 60)
             vehicle.year = try checkedYear(body.year, now: at)
-            try VehicleRow(vehicle, userId: context.userId).insert(db)
+            try VehicleRow(vehicle, userId: context.userId).insertRow(db)
             try Outbox.append(db, type: FuelEvents.vehicleCreated, userId: context.userId, data: vehicle, at: at)
             return vehicle
         }
