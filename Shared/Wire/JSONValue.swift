@@ -95,10 +95,9 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         try JSONValueDecoder.decode(T.self, from: self, path: [])
     }
 
-    /// Compact JSON text with sorted keys.
-    public var jsonText: String {
-        (try? String(decoding: WireCoding.encode(self), as: UTF8.self)) ?? "null"
-    }
+    /// Compact JSON text with sorted keys (the shared encoder's bytes, written by
+    /// `writeJSON`).
+    public var jsonText: String { String(decoding: jsonData, as: UTF8.self) }
 
     /// Indented JSON text with sorted keys, for people.
     public var prettyText: String {
@@ -152,4 +151,32 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(nilLiteral: ()) { self = .null }
+}
+
+// MARK: Written without the encoder (Shared/Wire/JSONWritable.swift)
+
+/// The shared encoder's bytes for a value, written without it: every `logbook` command
+/// writes its request's body, the key of the answer it saves and that answer, and the
+/// encoder's first use in a process (its set-up and the runtime's type lookups) cost more
+/// than the rest of saving an answer. Keys in UTF-8 byte order (`.sortedKeys`), strings
+/// quoted as the encoder quotes them, a number as the encoder writes the Int64, Decimal or
+/// Double that `JSONNumber.encode(to:)` hands it. Tests/RuntimeTests/JSONOutputTests.swift
+/// holds this to Foundation's encoder over generated values.
+extension JSONValue: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        switch self {
+        case .null: out.raw("null")
+        case .bool(let value): out.raw(value ? "true" : "false")
+        case .string(let text): out.string(text)
+        case .number(let number): out.number(number)
+        case .array(let items): out.array(items) { $0.write($1) }
+        case .object(let members):
+            out.beginObject()
+            for (key, value) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                out.key(key)
+                out.write(value)
+            }
+            out.endObject()
+        }
+    }
 }

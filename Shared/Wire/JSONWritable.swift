@@ -80,6 +80,35 @@ public struct JSONOutput {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// An object's key of any text, ready for its value.
+    public mutating func key(_ name: String) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        bytes.appendQuoted(name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// A literal (`null`, `true`, `false`) as a value.
+    public mutating func raw(_ literal: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        first = false
+    }
+
+    /// A number as the encoder writes what `JSONNumber.encode(to:)` gives it: an Int64's
+    /// digits, a Decimal's description (the canonical text itself, when it has no exponent),
+    /// else the nearest Double's description without a trailing ".0".
+    public mutating func number(_ number: JSONNumber) {
+        if let integer = number.int64 { return int(integer) }
+        if !number.text.utf8.contains(UInt8(ascii: "e")), !number.text.utf8.contains(UInt8(ascii: "E")),
+            let decimal = number.decimal
+        {
+            return self.decimal(decimal)
+        }
+        var text = number.double.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        appendUTF8(text)
+    }
+
     /// A string as the encoder writes it (CanonicalJSON.quoted).
     public mutating func string(_ text: String) { bytes.appendQuoted(text) }
 

@@ -134,16 +134,27 @@ struct LocalStoreTests {
         #expect(local.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:])?.result["username"] == "ann")
         #expect(!FileManager.default.fileExists(atPath: directory + "/" + LocalStore.fileName))
         #expect(local.waiting(owner: "u1").total == 0)
-        // Later runs save through SQLite's C API; a damaged file is made again.
+        // A later run replaces the answer; one file per answer, owner-only, nothing left over.
         LocalData(environment: ["LOGBOOK_LOCAL_DIR": directory]).remember(
             owner: "u1", service: "auth", method: "auth.whoami", body: [:], result: ["username": "bob"])
         #expect(local.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:])?.result["username"] == "bob")
-        try Data(repeating: 0x55, count: 8192).write(to: URL(fileURLWithPath: directory + "/" + LocalStore.cacheFileName))
+        let cacheDirectory = directory + "/" + LocalStore.cacheFileName
+        let answer = cacheDirectory + "/" + CacheFile.name(owner: "u1", key: LocalStore.cacheKey("auth", "auth.whoami", [:]))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cacheDirectory) == [(answer as NSString).lastPathComponent])
+        #expect(try FileManager.default.attributesOfItem(atPath: answer)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: cacheDirectory)[.posixPermissions] as? Int == 0o700)
+        // A damaged answer (a power cut mid-write) reads as none and is removed; the next is saved.
+        try Data(repeating: 0x55, count: 8192).write(to: URL(fileURLWithPath: answer))
         let afresh = LocalData(environment: ["LOGBOOK_LOCAL_DIR": directory])
+        #expect(afresh.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:]) == nil)
+        #expect(!FileManager.default.fileExists(atPath: answer))
         afresh.remember(owner: "u1", service: "auth", method: "auth.whoami", body: [:], result: ["username": "cy"])
         #expect(afresh.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:])?.result["username"] == "cy")
+        // Another owner's answers stay when one owner's are removed.
+        local.remember(owner: "u2", service: "auth", method: "auth.whoami", body: [:], result: ["username": "dee"])
         try local.removeAll(owner: "u1")
         #expect(local.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:]) == nil)
+        #expect(local.cached(owner: "u2", service: "auth", method: "auth.whoami", body: [:])?.result["username"] == "dee")
 
         let store = try #require(try LocalStore.open(directory: directory))
         let failed = try store.enqueue(

@@ -106,4 +106,45 @@ import Wire
         let sample = expense()
         #expect(try WireCoding.encode(sample) == WireCoding.encoder.encode(sample))
     }
+
+    /// Any JSON value (the CLI's request bodies and saved answers) is written as the encoder
+    /// writes it: nested values, keys of any text (non-ASCII, escapes, one a prefix of
+    /// another), strings needing escapes, and numbers of every kind a JSONNumber holds
+    /// (integers to 64 bits, decimals, beyond 64 bits, exponents only a Double holds).
+    @Test func jsonValuesAreTheEncodersText() throws {
+        var random = SplitMix(seed: 23)
+        let texts = [
+            "", "a", "ab", "b", "B", "é", "e\u{301}", "Ä", "z", "🐟", "日本", "a\"b", "back\\slash", "line\nbreak", "\u{1}",
+            "slash/ok", "\u{7F}", "\u{2028}", "tab\t",
+        ]
+        let numbers = [
+            "0", "-1", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "12.5", "0.001", "-0.75",
+            "123456789012345678901234567890", "1e300", "-2.5e-200", "1e-130", "3.14159", "100", "1000000000000000000000",
+        ].compactMap { JSONNumber(text: $0) }
+        func value(_ depth: Int) -> JSONValue {
+            switch random.next(below: depth > 3 ? 4 : 6) {
+            case 0: return .null
+            case 1: return .bool(random.next(below: 2) == 0)
+            case 2:
+                return random.next(below: 2) == 0
+                    ? .number(random.pick(numbers))
+                    : .number(JSONNumber(Double(Int64(bitPattern: random.next())) / Double(1 << random.next(below: 60))))
+            case 3: return .string(random.pick(texts))
+            case 4: return .array((0..<random.next(below: 4)).map { _ in value(depth + 1) })
+            default:
+                var members: [String: JSONValue] = [:]
+                for _ in 0..<random.next(below: 5) { members[random.pick(texts)] = value(depth + 1) }
+                return .object(members)
+            }
+        }
+        var wrong: [String] = []
+        for _ in 0..<3_000 {
+            let v = value(0)
+            let theirs = try WireCoding.encoder.encode(v)
+            if v.jsonData != theirs {
+                wrong.append("\(String(decoding: v.jsonData, as: UTF8.self)) vs \(String(decoding: theirs, as: UTF8.self))")
+            }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) differ, e.g. \(wrong.prefix(3))")
+    }
 }

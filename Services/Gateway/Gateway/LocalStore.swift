@@ -4,9 +4,9 @@
 // - `localIds`: the real id each record created offline got once its create was replayed;
 // Every row has an owner: a user id, or "anonymous" for writes made before any login.
 // The read cache (the last answer of each read, shown marked stale when the stack is
-// unreachable) is a file of its own, `cache.sqlite`: it is written on every read, so it is
-// written without fsync (synchronous=OFF). A power cut may lose or damage it; a cache
-// that cannot be read is deleted and starts empty. The queue keeps full durability.
+// unreachable) is a directory of its own, `cache/`, a file per answer (CacheFile): it is
+// written on every read, so it is written without fsync. A power cut may lose or damage an
+// answer; one that cannot be read is deleted. The queue keeps full durability.
 // A read saves its answer without opening `local.sqlite`, and every command counts the
 // queue through one read-only SQLite query (`LocalStore.counts(directory:owner:)`), so
 // `local.sqlite` is opened through GRDB only when something is queued, synced or looked up
@@ -14,6 +14,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import Runtime
 import Synchronization
 import Wire
 
@@ -58,7 +59,7 @@ public struct LocalStore: Sendable {
     private let writer: any DatabaseWriter
     public let path: String?
     private let cache: CacheFile
-    public static let cacheFileName = "cache.sqlite"
+    public static let cacheFileName = "cache"
 
     /// `$LOGBOOK_LOCAL_DIR`; else `$LOGBOOK_CONFIG_DIR` (beside the session, so the one
     /// override that isolates a session isolates its local data too); else
@@ -350,143 +351,159 @@ extension JSONValue {
     }
 }
 
-/// The read cache's file, opened on first use. Written without fsync: a rollback journal
-/// (kept, truncated after each write) with synchronous=OFF keeps it whole when the process
-/// dies mid-write; after a power cut it may be damaged, and a file that cannot be opened or
-/// read is deleted and made again (it holds only copies of answers the stack still has).
-/// Not WAL: every one-shot `logbook` run would create the `-wal` and `-shm` files, map the
-/// index and checkpoint and delete both on exit, which cost more than the write itself.
+/// The read cache: a directory (`cache`, mode 0700) with one file per saved answer (mode
+/// 0600), named by the SHA-256 of its owner and key, holding the answer and what it answers
+/// as one JSON object. An answer is written to a temporary file and renamed over the old
+/// one, without fsync: a command that dies mid-write leaves the old answer (and a temporary
+/// file that is removed later), a power cut may leave an empty or damaged file, which reads
+/// as no answer and is removed (the stack still has every answer it holds a copy of).
+/// Saving an answer is every read's last step: files cost an open, a write and a rename,
+/// where the SQLite file this replaced (`cache.sqlite`, removed when the directory is
+/// made) cost its open, schema, journal and more (docs/operations.md, "The write path, a
+/// later round"). Without a path, answers are kept in memory (tests).
 public final class CacheFile: Sendable {
-    private let path: String?
-    private let queue = Mutex<DatabaseQueue?>(nil)
+    private let directory: String?
+    private let memory = Mutex<[String: Data]>([:])
 
-    public init(path: String?) { self.path = path }
+    /// - Parameter path: the cache's directory; nil keeps answers in memory.
+    public init(path: String?) { directory = path }
 
-    /// Whether there is a file to read (a read does not make one).
-    var exists: Bool { path.map { FileManager.default.fileExists(atPath: $0) } ?? true }
+    /// Whether there is a cache to read (a read does not make one).
+    var exists: Bool { directory.map { FileManager.default.fileExists(atPath: $0) } ?? true }
 
-    static let insert = "INSERT OR REPLACE INTO cache(owner, key, service, method, result, fetchedAt) VALUES (?, ?, ?, ?, ?, ?)"
+    /// An answer's file name: its owner and key, hashed (a key holds a request's body).
+    static func name(owner: String, key: String) -> String { Crypto.sha256Hex(owner + "\n" + key) }
 
     public func remember(
         owner: String, service: String, method: String, body: JSONValue, result: JSONValue, now: Date = Date()
     ) throws {
-        let values = [owner, LocalStore.cacheKey(service, method, body), service, method, result.jsonText, WireTime.format(now)]
-        if queue.withLock({ $0 == nil }), let path, Self.quickInsert(path: path, values) { return }
-        try write { db in try db.execute(sql: Self.insert, arguments: StatementArguments(values)) }
+        let key = LocalStore.cacheKey(service, method, body)
+        var text: [UInt8] = []
+        text.appendUTF8("{\"fetchedAt\":")
+        text.appendQuoted(WireTime.format(now))
+        text.appendUTF8(",\"key\":")
+        text.appendQuoted(key)
+        text.appendUTF8(",\"method\":")
+        text.appendQuoted(method)
+        text.appendUTF8(",\"owner\":")
+        text.appendQuoted(owner)
+        text.appendUTF8(",\"result\":")
+        text.appendUTF8(result.jsonText)
+        text.appendUTF8(",\"service\":")
+        text.appendQuoted(service)
+        text.appendUTF8("}")
+        let name = Self.name(owner: owner, key: key)
+        guard let directory else { return memory.withLock { $0[name] = Data(text) } }
+        if (try? write(text, to: directory, name: name)) == nil {
+            // the directory is not there yet (or was removed): make it, and try once more
+            try makeDirectory(directory)
+            try write(text, to: directory, name: name)
+        }
     }
 
-    /// Saves an answer through SQLite's C API when the file is there with its table: every
-    /// read of every `logbook` run saves its answer, and opening the file through GRDB (its
-    /// connection set-up, the journal mode's check, the table's) cost more than the write.
-    /// The connection is set up as `open()` sets GRDB's (no fsync, a rollback journal kept
-    /// in place). False, with nothing written, when the file, its table or the write is not
-    /// as expected: the caller then opens it through GRDB, which makes, converts or replaces it.
-    private static func quickInsert(path: String, _ values: [String]) -> Bool {
-        guard FileManager.default.fileExists(atPath: path) else { return false }
-        return SQLiteStatement.run(
-            path: path, readOnly: false, setUp: "PRAGMA synchronous = OFF; PRAGMA journal_mode = TRUNCATE", insert, values
-        ) { sqlite3_step($0) == SQLITE_DONE } ?? false
+    /// Writes `text` to a temporary file in `directory` and renames it to `name`.
+    private func write(_ text: [UInt8], to directory: String, name: String) throws {
+        let temporary = "\(directory)/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CacheError(operation: "open", errno: errno) }
+        let written = text.withUnsafeBytes { FileDescriptor.writeAll(fd, $0) }
+        close(fd)
+        guard written, rename(temporary, "\(directory)/\(name)") == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw CacheError(operation: "write", errno: code)
+        }
+    }
+
+    private func makeDirectory(_ directory: String) throws {
+        let parent = (directory as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(
+            atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if mkdir(directory, 0o700) != 0, errno != EEXIST { throw CacheError(operation: "mkdir", errno: errno) }
+        // the SQLite file this directory replaced
+        for file in ["cache.sqlite", "cache.sqlite-journal", "cache.sqlite-wal", "cache.sqlite-shm"] {
+            unlink(parent + "/" + file)
+        }
+    }
+
+    struct CacheError: Error, CustomStringConvertible {
+        var operation: String
+        var errno: Int32
+        var description: String { "the read cache: \(operation) failed: \(String(cString: strerror(errno)))" }
+    }
+
+    /// One saved answer, as read from its file.
+    private struct Entry: Decodable {
+        var owner: String
+        var key: String
+        var method: String
+        var fetchedAt: String
+        var result: JSONValue
+
+        var cached: LocalStore.Cached { LocalStore.Cached(method: method, result: result, fetchedAt: fetchedAt) }
+    }
+
+    /// The answer in file `name`; nil when there is none, or it cannot be read (then it is
+    /// removed).
+    private func entry(_ name: String) -> Entry? {
+        let data: Data
+        if let directory {
+            guard let read = FileManager.default.contents(atPath: directory + "/" + name) else { return nil }
+            data = read
+        } else {
+            guard let kept = memory.withLock({ $0[name] }) else { return nil }
+            data = kept
+        }
+        guard let entry = try? WireCoding.decode(Entry.self, from: data) else {
+            if let directory { unlink(directory + "/" + name) }
+            return nil
+        }
+        return entry
+    }
+
+    /// Every saved answer, with its file's name.
+    private func entries() -> [(name: String, entry: Entry)] {
+        let names: [String]
+        if let directory {
+            names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+                if $0.hasPrefix(".tmp-") {
+                    removeIfStale(directory + "/" + $0)
+                    return false
+                }
+                return !$0.hasPrefix(".")
+            }
+        } else {
+            names = memory.withLock { Array($0.keys) }
+        }
+        return names.compactMap { name in entry(name).map { (name, $0) } }
+    }
+
+    /// A temporary file more than a minute old was left by a command that died mid-write.
+    private func removeIfStale(_ path: String) {
+        guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+            Date().timeIntervalSince(modified) > 60
+        else { return }
+        unlink(path)
     }
 
     public func cached(owner: String, service: String, method: String, body: JSONValue) throws -> LocalStore.Cached? {
-        try read { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT method, result, fetchedAt FROM cache WHERE owner = ? AND key = ?",
-                    arguments: [owner, LocalStore.cacheKey(service, method, body)])
-            else { return nil }
-            return LocalStore.Cached(
-                method: row["method"], result: (try? JSONValue.parse(row["result"] as String)) ?? .null,
-                fetchedAt: row["fetchedAt"])
+        let key = LocalStore.cacheKey(service, method, body)
+        guard let entry = entry(Self.name(owner: owner, key: key)), entry.owner == owner, entry.key == key else {
+            return nil
         }
+        return entry.cached
     }
 
     /// Every cached answer of these methods, oldest first.
     public func cached(owner: String, methods: [String]) throws -> [LocalStore.Cached] {
         guard !methods.isEmpty else { return [] }
-        return try read { db in
-            // GRDB's query interface writes the IN list with bound values.
-            let rows = try Row.fetchAll(
-                db,
-                Table("cache").select(Column("method"), Column("result"), Column("fetchedAt"))
-                    .filter(Column("owner") == owner && methods.contains(Column("method")))
-                    .order(Column("fetchedAt")))
-            return rows.map {
-                LocalStore.Cached(
-                    method: $0["method"], result: (try? JSONValue.parse($0["result"] as String)) ?? .null,
-                    fetchedAt: $0["fetchedAt"])
-            }
-        }
+        return entries().map(\.entry).filter { $0.owner == owner && methods.contains($0.method) }
+            .sorted { $0.fetchedAt < $1.fetchedAt }.map(\.cached)
     }
 
     func removeAll(owner: String) throws {
-        try write { db in try db.execute(sql: "DELETE FROM cache WHERE owner = ?", arguments: [owner]) }
-    }
-
-    func write<T>(_ work: (Database) throws -> T) throws -> T {
-        try withQueue { try $0.write(work) }
-    }
-
-    func read<T>(_ work: (Database) throws -> T) throws -> T {
-        try withQueue { try $0.read(work) }
-    }
-
-    private func withQueue<T>(_ work: (DatabaseQueue) throws -> T) throws -> T {
-        do {
-            return try work(try open())
-        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
-            // Damaged (a power cut while it was being written): start an empty one.
-            queue.withLock { $0 = nil }
-            if let path {
-                for file in [path, path + "-journal", path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
-            }
-            return try work(try open())
-        }
-    }
-
-    private func open() throws -> DatabaseQueue {
-        try queue.withLock { queue in
-            if let queue { return queue }
-            let opened: DatabaseQueue
-            if let path {
-                if !FileManager.default.fileExists(atPath: path) {
-                    try? FileManager.default.createDirectory(
-                        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
-                        attributes: [.posixPermissions: 0o700])
-                    let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-                    if fd >= 0 { close(fd) }
-                }
-                var configuration = Configuration()
-                configuration.busyMode = .timeout(10)
-                configuration.prepareDatabase { db in
-                    try db.execute(sql: "PRAGMA synchronous = OFF")
-                }
-                opened = try DatabaseQueue(path: path, configuration: configuration)
-                try opened.writeWithoutTransaction { db in
-                    // a file from before (WAL) switches once no other `logbook` has it open
-                    if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "truncate" {
-                        try? db.execute(sql: "PRAGMA journal_mode = TRUNCATE")
-                    }
-                }
-            } else {
-                opened = try DatabaseQueue()
-            }
-            try opened.write { db in
-                try db.execute(
-                    sql: """
-                        CREATE TABLE IF NOT EXISTS cache (
-                            owner TEXT NOT NULL,
-                            key TEXT NOT NULL,
-                            service TEXT NOT NULL,
-                            method TEXT NOT NULL,
-                            result TEXT NOT NULL,
-                            fetchedAt TEXT NOT NULL,
-                            PRIMARY KEY (owner, key)
-                        ) WITHOUT ROWID
-                        """)
-            }
-            queue = opened
-            return opened
+        for (name, entry) in entries() where entry.owner == owner {
+            if let directory { unlink(directory + "/" + name) } else { memory.withLock { _ = $0.removeValue(forKey: name) } }
         }
     }
 }

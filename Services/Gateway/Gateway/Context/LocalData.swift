@@ -1,6 +1,6 @@
-// This machine's own data for a command (local.sqlite and cache.sqlite, LocalStore.swift):
+// This machine's own data for a command (local.sqlite and the cache/ directory, LocalStore.swift):
 // opened on first use; writes queued while the stack cannot take them; every answer saved
-// (in cache.sqlite alone), so a read can be answered offline; and whether this command
+// (in cache/ alone), so a read can be answered offline; and whether this command
 // already replayed the queue.
 import Foundation
 import Runtime
@@ -10,7 +10,7 @@ import Wire
 public final class LocalData: Sendable {
     /// Where `local.sqlite` lives (`LocalStore.directory`).
     public let directory: String
-    /// The read cache (`cache.sqlite`), shared with the store: saving or reading an answer
+    /// The read cache (`cache/`), shared with the store: saving or reading an answer
     /// does not open the queue's file.
     private let cache: CacheFile
     private let state = Mutex(State())
