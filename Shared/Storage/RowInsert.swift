@@ -33,7 +33,7 @@ extension TableRecord where Self: PersistableRecord & Encodable {
 
 /// The INSERT of a record type's table and columns, made once per type (a type encodes the
 /// same columns every time: nil is a column too).
-enum RowInsertSQL {
+private enum RowInsertSQL {
     private static let texts = Mutex<[ObjectIdentifier: (columns: [String], sql: String)]>([:])
 
     static func text<Record: TableRecord>(_ type: Record.Type, _ columns: [String]) -> String {
@@ -47,7 +47,7 @@ enum RowInsertSQL {
 }
 
 /// The columns and values read so far.
-final class ColumnList {
+private final class ColumnList {
     var names: [String] = []
     var values: [DatabaseValue] = []
 
@@ -63,7 +63,7 @@ final class ColumnList {
 }
 
 /// Reads a record's top-level fields as columns (see the header for what it takes).
-struct ColumnEncoder: Encoder {
+private struct ColumnEncoder: Encoder {
     struct Unsupported: Error {}
 
     let columns: ColumnList
@@ -78,7 +78,7 @@ struct ColumnEncoder: Encoder {
     func unkeyedContainer() -> any UnkeyedEncodingContainer { RefusingContainer() }
     func singleValueContainer() -> any SingleValueEncodingContainer { RefusingContainer() }
 
-    struct Columns<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    struct Columns<Key: CodingKey>: RefusesNesting {
         let columns: ColumnList
         var codingPath: [any CodingKey] { [] }
 
@@ -130,14 +130,6 @@ struct ColumnEncoder: Encoder {
             if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(
-            keyedBy keyType: NestedKey.Type, forKey key: Key
-        ) -> KeyedEncodingContainer<NestedKey> {
-            KeyedEncodingContainer(RefusingKeyed<NestedKey>())
-        }
-        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { RefusingContainer() }
-        mutating func superEncoder() -> any Encoder { RefusingEncoder() }
-        mutating func superEncoder(forKey key: Key) -> any Encoder { RefusingEncoder() }
     }
 }
 
@@ -154,10 +146,10 @@ private struct RefusingEncoder: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer { RefusingContainer() }
 }
 
-private struct RefusingKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    var codingPath: [any CodingKey] { [] }
-    mutating func encodeNil(forKey key: Key) throws { throw ColumnEncoder.Unsupported() }
-    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { throw ColumnEncoder.Unsupported() }
+/// A keyed container whose nested containers and super encoders refuse everything.
+private protocol RefusesNesting: KeyedEncodingContainerProtocol {}
+
+extension RefusesNesting {
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
@@ -166,6 +158,12 @@ private struct RefusingKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { RefusingContainer() }
     mutating func superEncoder() -> any Encoder { RefusingEncoder() }
     mutating func superEncoder(forKey key: Key) -> any Encoder { RefusingEncoder() }
+}
+
+private struct RefusingKeyed<Key: CodingKey>: RefusesNesting {
+    var codingPath: [any CodingKey] { [] }
+    mutating func encodeNil(forKey key: Key) throws { throw ColumnEncoder.Unsupported() }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { throw ColumnEncoder.Unsupported() }
 }
 
 private struct RefusingContainer: UnkeyedEncodingContainer, SingleValueEncodingContainer {
