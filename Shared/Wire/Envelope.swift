@@ -135,6 +135,10 @@ public enum WireCoding {
     /// test), so every caller (a reply, an event payload, an idempotent write's stored
     /// answer) gets the writer without knowing of it.
     public static func encode(_ value: some Encodable) throws -> Data {
+        // A JSON value (every `logbook` request's body) is found by its type alone: the cast
+        // to a protocol below costs a scan of every conformance in the binary the first
+        // time a type is asked, a visible part of a one-shot command.
+        if let json = value as? JSONValue { return json.jsonData }
         if let writable = value as? any JSONWritable { return writable.jsonData }
         return try encoder.encode(value)
     }

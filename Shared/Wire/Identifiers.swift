@@ -67,7 +67,16 @@ public enum Crypto {
         return Hex.encode(out)
     }
 
-    public static func sha256Hex(_ text: String) -> String { sha256Hex(Data(text.utf8)) }
+    /// SHA-256 of the text's UTF-8 bytes, as lowercase hex. Read in place: `Data(text.utf8)`
+    /// asks the runtime whether a UTF8View is ContiguousBytes, a scan of every conformance
+    /// in the binary on its first use in a process (a one-shot `logbook` command's).
+    public static func sha256Hex(_ text: String) -> String {
+        precondition(initialized, "libsodium failed to initialize")
+        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        var text = text
+        text.withUTF8 { bytes in _ = crypto_hash_sha256(&out, bytes.baseAddress, UInt64(bytes.count)) }
+        return Hex.encode(out)
+    }
 
     /// URL-safe base64 without padding.
     public static func base64URL(_ bytes: [UInt8]) -> String {
