@@ -161,15 +161,11 @@ public struct Router: Sendable {
         _ method: String, kind: RouteKind, access: Access, maxBytes: Int,
         _ handler: @escaping @Sendable (Body, RequestContext) async throws -> Result
     ) {
-        // A result that writes its own JSON (Shared/Wire/JSONWritable.swift) is asked once,
-        // here, not per request.
-        let encode: @Sendable (Result) throws -> Data =
-            if let writable = Result.self as? any JSONWritable.Type { { writable.data($0) } } else { { try WireCoding.encode($0) } }
         add(
             Route(method: method, access: access, kind: kind, maxBytes: maxBytes, decode: Self.envelopeDecoder(Body.self)) {
                 frame, decoded, context in
                 let body = try Self.body(Body.self, decoded, frame)
-                return try encode(try await handler(body, context))
+                return try WireCoding.encode(try await handler(body, context))
             })
     }
 

@@ -59,22 +59,21 @@ public enum Crypto {
 
     /// SHA-256 as lowercase hex.
     public static func sha256Hex(_ data: Data) -> String {
-        precondition(initialized, "libsodium failed to initialize")
-        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        data.withUnsafeBytes { raw in
-            _ = crypto_hash_sha256(&out, raw.bindMemory(to: UInt8.self).baseAddress, UInt64(data.count))
-        }
-        return Hex.encode(out)
+        data.withUnsafeBytes { sha256Hex(of: $0.bindMemory(to: UInt8.self)) }
     }
 
     /// SHA-256 of the text's UTF-8 bytes, as lowercase hex. Read in place: `Data(text.utf8)`
     /// asks the runtime whether a UTF8View is ContiguousBytes, a scan of every conformance
     /// in the binary on its first use in a process (a one-shot `logbook` command's).
     public static func sha256Hex(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { sha256Hex(of: $0) }
+    }
+
+    private static func sha256Hex(of bytes: UnsafeBufferPointer<UInt8>) -> String {
         precondition(initialized, "libsodium failed to initialize")
         var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        var text = text
-        text.withUTF8 { bytes in _ = crypto_hash_sha256(&out, bytes.baseAddress, UInt64(bytes.count)) }
+        _ = crypto_hash_sha256(&out, bytes.baseAddress, UInt64(bytes.count))
         return Hex.encode(out)
     }
 

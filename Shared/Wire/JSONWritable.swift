@@ -1,11 +1,12 @@
-// A reply that writes its own JSON: byte for byte what `WireCoding.encode` writes for it
-// (keys in UTF-8 byte order, no escaped slashes, optionals left out when nil), without
-// Foundation's encoder. For answers large enough that the encoder is most of their cost:
-// an `analytics.suggest` answer lists every bucket and bait of a user's catches, and
-// encoding it took five times the query. The Router looks for it once per route, when the
-// route is registered (Shared/Runtime/Router.swift), so no other reply pays for the check.
-// Each writer is held to the encoder by a test over generated values (the suggestions':
-// Tests/AnalyticsTests/SuggestTests.swift, `answersWriteWhatTheEncoderWrites`).
+// A value that writes its own JSON: byte for byte what Foundation's encoder, set up as the
+// shared one, writes for it (keys in UTF-8 byte order, no escaped slashes, optionals left
+// out when nil). `WireCoding.encode` takes the writer of any value that has one, so replies,
+// event payloads, stored answers and request frames all use it without knowing. For values
+// written often or large enough that the encoder is most of their cost (an
+// `analytics.suggest` answer lists every bucket and bait of a user's catches, and encoding it
+// took five times the query), and for the CLI's JSON values (the encoder's first use in a
+// one-shot command). Each writer is held to the encoder by a test over generated values
+// (Tests/AnalyticsTests/SuggestTests.swift, Tests/RuntimeTests/JSONOutputTests.swift).
 import Foundation
 import Synchronization
 
@@ -22,9 +23,6 @@ extension JSONWritable {
         return out.data
     }
 
-    /// `value`'s JSON, for a caller holding the type as `any JSONWritable.Type` and a value
-    /// of that very type.
-    public static func data(_ value: Any) -> Data { (value as! Self).jsonData }
 }
 
 extension Array: JSONWritable where Element: JSONWritable {
@@ -94,16 +92,12 @@ public struct JSONOutput {
         first = false
     }
 
-    /// A number as the encoder writes what `JSONNumber.encode(to:)` gives it: an Int64's
-    /// digits, a Decimal's description (the canonical text itself, when it has no exponent),
-    /// else the nearest Double's description without a trailing ".0".
+    /// A number as the encoder writes what `JSONNumber.encode(to:)` gives it, in the same
+    /// order: an Int64's digits, a Decimal's description, else the nearest Double's
+    /// description without a trailing ".0".
     public mutating func number(_ number: JSONNumber) {
         if let integer = number.int64 { return int(integer) }
-        if !number.text.utf8.contains(UInt8(ascii: "e")), !number.text.utf8.contains(UInt8(ascii: "E")),
-            let decimal = number.decimal
-        {
-            return self.decimal(decimal)
-        }
+        if let decimal = number.decimal { return self.decimal(decimal) }
         var text = number.double.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         appendUTF8(text)

@@ -378,22 +378,12 @@ public final class CacheFile: Sendable {
         owner: String, service: String, method: String, body: JSONValue, result: JSONValue, now: Date = Date()
     ) throws {
         let key = LocalStore.cacheKey(service, method, body)
-        var text: [UInt8] = []
-        text.appendUTF8("{\"fetchedAt\":")
-        text.appendQuoted(WireTime.format(now))
-        text.appendUTF8(",\"key\":")
-        text.appendQuoted(key)
-        text.appendUTF8(",\"method\":")
-        text.appendQuoted(method)
-        text.appendUTF8(",\"owner\":")
-        text.appendQuoted(owner)
-        text.appendUTF8(",\"result\":")
-        text.appendUTF8(result.jsonText)
-        text.appendUTF8(",\"service\":")
-        text.appendQuoted(service)
-        text.appendUTF8("}")
+        let text = JSONValue.object([
+            "owner": .string(owner), "key": .string(key), "method": .string(method),
+            "fetchedAt": .string(WireTime.format(now)), "result": result,
+        ]).jsonData
         let name = Self.name(owner: owner, key: key)
-        guard let directory else { return memory.withLock { $0[name] = Data(text) } }
+        guard let directory else { return memory.withLock { $0[name] = text } }
         if (try? write(text, to: directory, name: name)) == nil {
             // the directory is not there yet (or was removed): make it, and try once more
             try makeDirectory(directory)
@@ -402,7 +392,7 @@ public final class CacheFile: Sendable {
     }
 
     /// Writes `text` to a temporary file in `directory` and renames it to `name`.
-    private func write(_ text: [UInt8], to directory: String, name: String) throws {
+    private func write(_ text: Data, to directory: String, name: String) throws {
         let temporary = "\(directory)/.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CacheError(operation: "open", errno: errno) }
