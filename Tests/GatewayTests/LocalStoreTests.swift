@@ -84,6 +84,37 @@ struct LocalStoreTests {
         #expect(try store.cached(owner: "u1", methods: ["records.vehicle.list"]).count == 1)
     }
 
+    @Test("an answer saved again unchanged keeps its file and renews its time; a changed one is written anew")
+    func unchangedAnswer() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lb-cache-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = CacheFile(path: directory)
+        let first = Date(timeIntervalSince1970: 1_777_000_000.25)
+        let later = first.addingTimeInterval(3600)
+        func save(_ name: String, at now: Date) throws {
+            try cache.remember(
+                owner: "u1", service: "auth", method: "auth.whoami", body: [:], result: ["username": .string(name)], now: now)
+        }
+        func inode() throws -> Int {
+            let file = directory + "/" + CacheFile.name(owner: "u1", key: LocalStore.cacheKey("auth", "auth.whoami", [:]))
+            return try #require(FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int)
+        }
+        func saved() throws -> LocalStore.Cached {
+            try #require(try cache.cached(owner: "u1", service: "auth", method: "auth.whoami", body: [:]))
+        }
+        try save("ann", at: first)
+        let written = try inode()
+        #expect(try saved().fetchedAt == WireTime.format(first))
+        try save("ann", at: later)
+        #expect(try inode() == written)
+        #expect(try saved().fetchedAt == WireTime.format(later))
+        try save("bob", at: first)
+        #expect(try inode() != written)
+        #expect(try saved().result["username"] == "bob")
+        #expect(try saved().fetchedAt == WireTime.format(first))
+        #expect(try cache.cached(owner: "u1", methods: ["auth.whoami"]).map(\.fetchedAt) == [WireTime.format(first)])
+    }
+
     @Test("what may be queued: records writes, never the server-held timer")
     func queueable() {
         #expect(Offline.isQueueable("records", "records.expense.add"))
