@@ -82,11 +82,12 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         }
     }
 
-    /// Converts any Encodable to a JSONValue (through its JSON form).
-    /// An empty request (`Empty`) is the empty object at once.
+    /// Converts any Encodable to the JSONValue its JSON form parses to, without the text
+    /// in between (JSONValueEncoder.swift). An empty request (`Empty`) is the empty object
+    /// at once.
     public static func from(_ value: some Encodable) throws -> JSONValue {
         if value is Empty { return [:] }
-        return try WireCoding.decode(JSONValue.self, from: WireCoding.encode(value))
+        return try JSONValueEncoder.encode(value)
     }
 
     /// Decodes this value as a Decodable type, straight from the value (JSONValueDecoder.swift):
