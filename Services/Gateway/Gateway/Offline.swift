@@ -140,12 +140,14 @@ public enum Offline {
         return outcome
     }
 
-    /// Before the first call of a logged-in command: replay what is queued, once.
-    static func replayOnce(_ context: Context, session: Session) async {
+    /// Before the first call of a logged-in command: replay what is queued, once. True when
+    /// there was something to replay.
+    @discardableResult
+    static func replayOnce(_ context: Context, session: Session) async -> Bool {
         // counted without opening the store: nearly always nothing is queued
         guard context.local.claimReplay(), context.local.waiting(owner: session.userId).pending > 0,
             let store = try? context.localStore(create: false), !context.isDown(context.recordsInstance(for: session))
-        else { return }
+        else { return false }
         do {
             let outcome = try await replay(
                 context, store: store, owner: session.userId, token: session.token, includeFailed: false
@@ -161,6 +163,7 @@ public enum Offline {
         } catch {
             Output.errorLine("could not replay the queue: \(error)")
         }
+        return true
     }
 
     /// One line for people about a settled write.

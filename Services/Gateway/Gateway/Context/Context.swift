@@ -43,6 +43,9 @@ public final class Context: Sendable {
         case session
         /// This token, or none.
         case token(String?)
+        /// The saved session's token, from the session as this command just read it
+        /// (`send`): the call is routed by it without reading the file again.
+        case loaded(Session)
     }
 
     public init(options: GlobalOptions, environment: [String: String] = ProcessEnvironment.current()) throws {
@@ -96,8 +99,9 @@ public final class Context: Sendable {
             _ = try requireSession()
             return .null
         }
-        await Offline.replayOnce(self, session: session)
-        let caller = Caller.token(session.token)
+        // (a replay may have learnt the user's shard, and saved it: then the file is read again)
+        let replayed = await Offline.replayOnce(self, session: session)
+        let caller = replayed ? Caller.token(session.token) : Caller.loaded(session)
         if write {
             let key = idempotencyKey ?? ID.make()
             do {
@@ -163,14 +167,19 @@ public final class Context: Sendable {
         _ service: String, _ method: String, body: JSONValue = [:], caller: Caller = .session,
         write: Bool = false, idempotencyKey: String? = nil, timeout: Duration? = nil
     ) async throws -> Reply {
-        let token: String? =
-            switch caller {
-            case .anonymous: nil
-            case .session: try requireSession().token
-            case .token(let token): token
-            }
+        let token: String?
+        var session: Session?
+        switch caller {
+        case .anonymous: token = nil
+        case .session: token = try requireSession().token
+        case .token(let given): token = given
+        case .loaded(let loaded):
+            token = loaded.token
+            session = loaded
+        }
         return try await router.reply(
-            service, method, body: body, token: token, write: write, idempotencyKey: idempotencyKey, timeout: timeout)
+            service, method, body: body, token: token, session: session, write: write, idempotencyKey: idempotencyKey,
+            timeout: timeout)
     }
 
     /// The records instance the saved session's user is on.

@@ -24,13 +24,14 @@ final class ServiceRouter: Sendable {
     func client(_ service: String) throws -> ServiceClient { try clients.client(service) }
 
     /// The raw reply of `method` on `service`, as the user of `token` (none: anonymous).
+    /// `session`: the saved session as the caller just read it (else it is read here).
     func reply(
-        _ service: String, _ method: String, body: JSONValue, token: String?, write: Bool, idempotencyKey: String?,
-        timeout: Duration?
+        _ service: String, _ method: String, body: JSONValue, token: String?, session: Session? = nil, write: Bool,
+        idempotencyKey: String?, timeout: Duration?
     ) async throws -> Reply {
         // A user's records calls go to their shard (Shards.swift); `records-k` named
         // outright, and `$srv.*`, go where they say.
-        let saved = try? sessions.load()
+        let saved = session ?? (try? sessions.load())
         let ownSession = saved.map { $0.token == token } ?? false
         let routed = service == "records" && !method.hasPrefix("$srv.") && method != "events.since"
         let options = CallOptions(
