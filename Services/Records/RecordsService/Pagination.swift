@@ -51,12 +51,13 @@ enum Pagination {
     }
 
     /// Runs a list query whose last two arguments are the row limit (`limit + 1` is
-    /// asked, to learn whether another page follows) and maps the rows.
+    /// asked, to learn whether another page follows) and maps the rows. The statement is
+    /// compiled once per connection (each list has one fixed statement per sort).
     static func page<Item: Encodable & Sendable>(
         _ db: Database, sql: String, arguments: StatementArguments, limit: Int, sort: String,
         key: (Item) -> (n: Int64?, t: String?, id: String), row map: (Row) throws -> Item
     ) throws -> Page<Item> {
-        var items = try Row.fetchAll(db, sql: sql, arguments: arguments + [limit + 1]).map(map)
+        var items = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments + [limit + 1]).map(map)
         var next: String?
         if items.count > limit {
             items.removeLast(items.count - limit)
