@@ -1,7 +1,8 @@
 // The whole stack as a user runs it: the real `logbook` binary and the five service
 // executables built beside this benchmark, in a throwaway LOGBOOK_HOME. Measures
 //   - one-shot CLI commands' wall time (`whoami`, `expense list`) beside `logbook --version`
-//     (process start alone), each run spawned directly (posix_spawn, output to /dev/null);
+//     (process start alone), each run spawned directly (posix_spawn, output to /dev/null),
+//     the three taken in turn;
 //   - each service's resident memory once the stack is idle (/proc/<pid>/status VmRSS);
 //   - CPU time spent by all five services per `records.expense.add` (/proc/<pid>/stat,
 //     utime + stime), minus what they spend idle over the same time (heartbeats, pings).
@@ -86,19 +87,21 @@ struct StackBenchmark: AsyncParsableCommand {
         }
         var figures = Figures()
 
-        // One-shot commands. The first run of each warms the page cache.
-        func p50(_ arguments: [String]) throws -> Double {
-            var samples: [Double] = []
-            for i in 0...runs {
+        // One-shot commands, taken in turn (--version, whoami, expense list, --version, ...)
+        // so that the machine's speed drifting during the run moves the baseline with the
+        // commands instead of skewing their ratio. The first round warms the page cache.
+        let commands = [["--version"], ["whoami"], ["expense", "list"]]
+        var samples = [[Double]](repeating: [], count: commands.count)
+        for round in 0...runs {
+            for (index, arguments) in commands.enumerated() {
                 let (status, ms) = try run(arguments)
                 guard status == 0 else { throw ValidationError("logbook \(arguments.joined(separator: " ")) exited \(status)") }
-                if i > 0 { samples.append(ms) }
+                if round > 0 { samples[index].append(ms) }
             }
-            return percentile(samples, 0.5)
         }
-        figures.versionP50 = try p50(["--version"])
-        figures.whoamiP50 = try p50(["whoami"])
-        figures.listP50 = try p50(["expense", "list"])
+        figures.versionP50 = percentile(samples[0], 0.5)
+        figures.whoamiP50 = percentile(samples[1], 0.5)
+        figures.listP50 = percentile(samples[2], 0.5)
 
         // Idle memory: the stack has served a few requests and settled.
         try await Task.sleep(for: .seconds(2))
