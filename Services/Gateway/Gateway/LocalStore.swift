@@ -399,27 +399,7 @@ public final class CacheFile: Sendable {
 
     /// Whether the file at `path` holds exactly `text` (a size that differs answers at once).
     private static func holds(_ path: String, _ text: Data) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, Int(info.st_size) == text.count else { return false }
-        var saved = Data(count: text.count)
-        let complete = saved.withUnsafeMutableBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let got = read(fd, buffer.baseAddress! + done, buffer.count - done)
-                if got > 0 {
-                    done += got
-                } else if got < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return false
-                }
-            }
-            return true
-        }
-        return complete && saved == text
+        contents(path, ifSize: text.count)?.data == text
     }
 
     private static func times(_ date: Date) -> [timespec] {
@@ -503,15 +483,16 @@ public final class CacheFile: Sendable {
             fetchedAt: WireTime.format(savedAt))
     }
 
-    /// A file's bytes and modification time.
-    private static func contents(_ path: String) -> (Data, Date)? {
+    /// A file's bytes and modification time; nil when it cannot be read, or (with `size`)
+    /// when it is not that long.
+    private static func contents(_ path: String, ifSize size: Int? = nil) -> (data: Data, modified: Date)? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
-        guard let data = try? handle.readToEnd() else { return nil }
+        guard fstat(fd, &info) == 0, size.map({ $0 == Int(info.st_size) }) ?? true,
+            let data = try? FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd()
+        else { return nil }
         let modified = Date(
             timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
         return (data ?? Data(), modified)
