@@ -85,7 +85,9 @@ struct JSONValueDecoder: Decoder {
     }
 }
 
-private struct Index: CodingKey {
+/// An array element's key in a coding path ("Index 3", as Foundation names it); the
+/// encoder (JSONValueEncoder.swift) names its elements with it too.
+struct IndexKey: CodingKey {
     var intValue: Int?
     var stringValue: String
     init(_ index: Int) {
@@ -199,10 +201,10 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     private mutating func next<T>(_ type: T.Type) throws -> (JSONValue, [any CodingKey]) {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
-                type, .init(codingPath: codingPath + [Index(currentIndex)], debugDescription: "Unkeyed container is at end."))
+                type, .init(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "Unkeyed container is at end."))
         }
         defer { currentIndex += 1 }
-        return (items[currentIndex], codingPath + [Index(currentIndex)])
+        return (items[currentIndex], codingPath + [IndexKey(currentIndex)])
     }
 
     mutating func decodeNil() throws -> Bool {

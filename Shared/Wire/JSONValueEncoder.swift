@@ -196,7 +196,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return UnkeyedContainer(node: child, codingPath: codingPath + [key])
     }
 
-    mutating func superEncoder() -> any Encoder { superEncoder(named: JSONKey.super) }
+    mutating func superEncoder() -> any Encoder { superEncoder(named: SuperKey()) }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key) }
 
@@ -212,7 +212,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     let codingPath: [any CodingKey]
     var count: Int { node.count }
 
-    private var nextKey: any CodingKey { JSONKey.index(node.count) }
+    private var nextKey: any CodingKey { IndexKey(node.count) }
     private func add(_ value: JSONValue) { node.append(.value(value)) }
 
     mutating func encodeNil() { add(.null) }
@@ -282,23 +282,11 @@ private struct SingleContainer: SingleValueEncodingContainer {
     }
 }
 
-/// The keys the encoder names itself: an array's index, a super-encoder's "super".
-private enum JSONKey: CodingKey {
-    case index(Int)
-    case `super`
-
-    var stringValue: String {
-        switch self {
-        case .index(let index): "Index \(index)"
-        case .super: "super"
-        }
-    }
-
-    var intValue: Int? {
-        if case .index(let index) = self { return index }
-        return nil
-    }
-
-    init?(stringValue: String) { return nil }
-    init?(intValue: Int) { self = .index(intValue) }
+/// A super-encoder's key, "super" (as Foundation names it).
+private struct SuperKey: CodingKey {
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { nil }
 }
