@@ -81,7 +81,17 @@ struct DurabilityTests {
             // the HTTP edge writes run/logbook-http.url once it listens: let it, so the
             // removal below does not race that write (rmdir of a folder just written into)
             _ = try await stack.edge()
-            try FileManager.default.removeItem(atPath: stack.runDirectory)
+            // The supervisor remakes run/ as soon as it sees its pid file gone, which can be
+            // while the removal is still walking the folder (then it fails, as `rm -rf`
+            // would): remove it again, as a person would.
+            for attempt in 1...5 {
+                do {
+                    try FileManager.default.removeItem(atPath: stack.runDirectory)
+                    break
+                } catch where attempt < 5 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
 
             let up = try await stack.logbook("stack", "up")
             #expect(up.status == 0, "\(up.stdout)\(up.stderr)\n\(stack.log("supervisor"))")
