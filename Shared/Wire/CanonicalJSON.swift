@@ -25,7 +25,7 @@ public enum CanonicalJSON {
 
     /// `text` as a JSON string literal, exactly as the shared encoder writes it: the text
     /// itself in quotes when nothing in it needs an escape (the usual id, method, token),
-    /// else through the encoder.
+    /// else with the encoder's escapes (DataText.swift, `appendQuoted`).
     public static func quoted(_ text: String) -> Data {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count + 2)

@@ -73,6 +73,29 @@ import Wire
         #expect(wrong.isEmpty, "\(wrong.count) of \(values.count) differ, e.g. \(wrong.prefix(5))")
     }
 
+    /// Strings that need escapes are written as the encoder writes them: every ASCII
+    /// character alone and among others, and generated texts of control characters, quotes,
+    /// backslashes, slashes and non-ASCII (a cache key holds a request's JSON).
+    @Test func escapedStringsAreTheEncodersText() throws {
+        var random = SplitMix(seed: 23)
+        var texts = (0..<0x80).map { String(Character(Unicode.Scalar(UInt8($0)))) }
+        texts += texts.map { "a\($0)b" }
+        let pieces = ["\"", "\\", "/", "\u{0}", "\u{1f}", "\u{7f}", "\n", "\r\n", "\t", "\u{8}", "\u{c}", "é", "🐟", "\u{2028}", "x", "{\"k\":1}"]
+        for _ in 0..<2_000 {
+            texts.append((0..<random.next(below: 12)).map { _ in random.pick(pieces) }.joined())
+        }
+        var wrong: [String] = []
+        for text in texts {
+            let mine = CanonicalJSON.quoted(text)
+            let theirs = try WireCoding.encoder.encode(text)
+            if mine != theirs { wrong.append("\(String(decoding: mine, as: UTF8.self)) vs \(String(decoding: theirs, as: UTF8.self))") }
+            var out = JSONOutput()
+            out.string(text)
+            if out.data != theirs { wrong.append("JSONOutput: \(String(decoding: out.data, as: UTF8.self))") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) of \(texts.count) differ, e.g. \(wrong.prefix(5))")
+    }
+
     @Test func expensesAndTheirPagesAreTheEncodersText() throws {
         var random = SplitMix(seed: 17)
         let texts = ["", "Lunch", "Gädda 🐟", "a \"quoted\" name", "back\\slash", "tab\tand\nline", "slash/ok", "\u{1}", "é"]
