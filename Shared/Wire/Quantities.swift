@@ -57,7 +57,7 @@ public struct Milli: Sendable, Hashable, Comparable, Codable, CustomStringConver
         let negative = text.hasPrefix("-")
         let unsigned = negative ? String(text.dropFirst()) : text
         let parts = unsigned.split(separator: ".", maxSplits: 1)
-        let joined = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + parts[1] : "")
+        let joined = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + String(parts[1]) : "")
         return negative ? "-" + joined : joined
     }
 

@@ -27,4 +27,43 @@ import Testing
         #expect(unnamed.isEmpty, "commands named only by their type: \(unnamed)")
         #expect(seen > 60, "the tree has \(seen) commands")
     }
+
+    /// The command at `path` ("expense list") in the tree.
+    private func command(_ path: String) -> (any ParsableCommand.Type)? {
+        var current: any ParsableCommand.Type = Logbook.self
+        for name in path.split(separator: " ").map(String.init) {
+            guard let next = current.configuration.subcommands.first(where: { $0.configuration.commandName == name })
+            else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    @Test("an enum option's help lists its values and its default (EnumArgument)")
+    func enumOptionsListTheirValues() throws {
+        let cases: [(String, String)] = [
+            ("expense list", "--sort <sort>"),
+            ("catch add", "--unit <unit>"),
+            ("catch add", "--water <water>"),
+            ("car add", "--distance-unit <distance-unit>"),
+            ("expense summary", "--by <by>"),
+        ]
+        let expected = [
+            "--sort <sort>": "(values: date, amount; default: date)",
+            "--unit <unit>": "(values: kg, lb; default: kg)",
+            "--water <water>": "(values: fresh, salt)",
+            "--distance-unit <distance-unit>": "(values: mi, km",
+            "--by <by>": "(values: day, week, month, year, category",
+        ]
+        for (path, option) in cases {
+            let type = try #require(command(path), "no command \(path)")
+            let help = Logbook.helpMessage(for: type, columns: 1000)
+            // (an option's help starts on its line, or on the next when the option is long)
+            let lines = help.split(separator: "\n").map(String.init)
+            let at = try #require(
+                lines.firstIndex { $0.drop(while: { $0 == " " }).hasPrefix(option) }, "\(path): no \(option) in its help")
+            let text = lines[at...].prefix(2).joined(separator: " ")
+            #expect(text.contains(expected[option]!), "\(path) \(option): \(text)")
+        }
+    }
 }

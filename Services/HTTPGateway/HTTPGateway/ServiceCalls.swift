@@ -45,7 +45,7 @@ public final class ServiceCalls: Sendable {
         // doing anything and names the right one.
         let key = Crypto.sha256Hex(token)
         return try await ShardRedirect.follow(
-            from: shards.withLock { $0[key] } ?? 1, shards: configuration.recordsShards, error: \.error,
+            from: shards.withLock { $0[key] } ?? 1, shards: configuration.recordsShards, error: { $0.error },
             learnt: { shard in
                 shards.withLock {
                     if $0.count >= 100_000 { $0.removeAll() }

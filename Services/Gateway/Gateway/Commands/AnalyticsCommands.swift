@@ -160,7 +160,7 @@ enum Analytics {
         let negative = text.hasPrefix("-")
         let unsigned = negative ? String(text.dropFirst()) : text
         let parts = unsigned.split(separator: ".", maxSplits: 1)
-        let grouped = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + parts[1] : "")
+        let grouped = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + String(parts[1]) : "")
         return currency.uppercased() == "USD"
             ? (negative ? "-$" : "$") + grouped : (negative ? "-" : "") + grouped + " " + currency.uppercased()
     }
@@ -187,7 +187,7 @@ enum Analytics {
 
 // MARK: Fuel
 
-enum EconomyUnitsOption: String, ExpressibleByArgument, CaseIterable {
+enum EconomyUnitsOption: String, EnumArgument {
     case mpgUS = "mpg-us", mpgUK = "mpg-uk", litresPer100km = "l-per-100km", kmPerLitre = "km-per-l"
 
     /// The wire name: mpg_us, mpg_uk, l_per_100km, km_per_l.
@@ -294,7 +294,7 @@ enum FuelText {
 
 // MARK: Expenses
 
-enum SummaryPeriod: String, ExpressibleByArgument, CaseIterable { case day, week, month, year, category }
+enum SummaryPeriod: String, EnumArgument { case day, week, month, year, category }
 
 struct ExpenseSummary: GatewayCommand {
     static let configuration = CommandConfiguration(

@@ -34,7 +34,7 @@ struct EntryOptions: ParsableArguments {
     @Option(help: "Which app it came from: cli (default), ios, android, web or company.") var source: AttendanceSource = .cli
 }
 
-extension AttendanceSource: ExpressibleByArgument {}
+extension AttendanceSource: EnumArgument {}
 
 enum Attendance {
     static func kind(_ entry: AttendanceEntry) -> String { entry.kind == .arrival ? "in" : "out" }

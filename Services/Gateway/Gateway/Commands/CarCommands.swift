@@ -22,8 +22,8 @@ struct CarGroup: AsyncParsableCommand {
         subcommands: [CarAdd.self, CarList.self, CarEdit.self, CarDelete.self, CarUse.self])
 }
 
-extension DistanceUnit: ExpressibleByArgument {}
-extension VolumeUnit: ExpressibleByArgument {}
+extension DistanceUnit: EnumArgument {}
+extension VolumeUnit: EnumArgument {}
 
 enum Cars {
     /// `Civic 2019 Honda Civic`: the nickname, then whichever of year, make and model it has.

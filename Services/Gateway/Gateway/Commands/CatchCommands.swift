@@ -30,10 +30,10 @@ struct CatchGroup: AsyncParsableCommand {
 }
 
 // The options take the contract's own values (Shared/Contracts/Catches.swift).
-extension Water: ExpressibleByArgument {}
-extension WeightUnit: ExpressibleByArgument {}
-extension LengthUnit: ExpressibleByArgument {}
-extension CatchSort: ExpressibleByArgument {}
+extension Water: EnumArgument {}
+extension WeightUnit: EnumArgument {}
+extension LengthUnit: EnumArgument {}
+extension CatchSort: EnumArgument {}
 
 enum Catches {
     /// The personal-bests table: species, best weight, when, bait, water, catches.

@@ -21,7 +21,7 @@ struct ExpenseGroup: AsyncParsableCommand {
         subcommands: [ExpenseAdd.self, ExpenseList.self, ExpenseEdit.self, ExpenseDelete.self, ExpenseSummary.self])
 }
 
-extension ExpenseSort: ExpressibleByArgument {}
+extension ExpenseSort: EnumArgument {}
 
 enum Expenses {
     static func amount(_ expense: Expense) -> String { Money.format(expense.amountMinor, currency: expense.currency) }

@@ -93,7 +93,9 @@ public enum Money {
         guard exponent > 0 else { return sign + digits }
         if digits.count <= exponent { digits = String(repeating: "0", count: exponent - digits.count + 1) + digits }
         let split = digits.index(digits.endIndex, offsetBy: -exponent)
-        return sign + digits[..<split] + "." + digits[split...]
+        // (Strings, not Substrings: `+` with a Substring is the generic append, whose first
+        // use costs a scan of the runtime's conformance records)
+        return sign + String(digits[..<split]) + "." + String(digits[split...])
     }
 
     /// For people: "$1,234.56" for USD, "1,234.56 EUR" otherwise.
@@ -102,7 +104,7 @@ public enum Money {
         let negative = text.hasPrefix("-")
         let unsigned = negative ? String(text.dropFirst()) : text
         let parts = unsigned.split(separator: ".", maxSplits: 1)
-        let grouped = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + parts[1] : "")
+        let grouped = Digits.grouped(parts[0]) + (parts.count > 1 ? "." + String(parts[1]) : "")
         let signed = (negative ? "-" : "") + grouped
         return currency.uppercased() == "USD" ? (negative ? "-$" + grouped : "$" + grouped) : "\(signed) \(currency.uppercased())"
     }

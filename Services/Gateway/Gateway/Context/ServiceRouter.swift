@@ -43,8 +43,10 @@ final class ServiceRouter: Sendable {
         }
         // The user lives on another shard (moved, or a session from before): that shard is
         // named in the refusal, which came before anything was done; ask it, and remember.
+        // (`error` is a closure, not the key path `\.error`: a key path is built at run time,
+        // which cost a scan of the runtime's conformance records per command)
         return try await ShardRedirect.follow(
-            from: ownSession ? saved?.shard ?? 1 : 1, shards: ownSession ? configuration.recordsShards : 1, error: \.error,
+            from: ownSession ? saved?.shard ?? 1 : 1, shards: ownSession ? configuration.recordsShards : 1, error: { $0.error },
             learnt: { shard in
                 if var session = saved {
                     session.shard = shard
