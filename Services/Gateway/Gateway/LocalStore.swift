@@ -495,7 +495,7 @@ public final class CacheFile: Sendable {
         else { return nil }
         let modified = Date(
             timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
-        return (data ?? Data(), modified)
+        return (data, modified)
     }
 
     /// Every saved answer, with its file's name.
