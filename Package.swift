@@ -7,6 +7,14 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
+    // A release build reaches a generic type's metadata through its accessor, with the
+    // conformances it needs passed in, instead of by mangled name, where the runtime checks
+    // those conformances by scanning every conformance record of the executable (8,556 in
+    // `logbook`, about 50 µs a scan), once per type and process. Of the 62 scans a one-shot
+    // `expense list` made, 12 came this way from our modules (`KeyedDecodingContainer` of
+    // each decoded type's `CodingKeys`, the timer commands' `TimerCommand<Action>`);
+    // docs/operations.md, "Performance", "Conformance scans, a later round".
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"], .when(configuration: .release)),
 ]
 
 /// How release executables are linked: with lld and packed relative relocations (DT_RELR,
