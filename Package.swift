@@ -178,7 +178,11 @@ let package = Package(
             path: "Services/Gateway/Gateway", swiftSettings: swiftSettings),
         .executableTarget(
             name: "logbook", dependencies: ["Gateway"], path: "Services/Gateway/logbook",
-            swiftSettings: swiftSettings, linkerSettings: executableLinkerSettings),
+            swiftSettings: swiftSettings,
+            // the CLI's own answer to OpenPGM's protocol lookup (ProtocolLookup.swift)
+            linkerSettings: executableLinkerSettings + [
+                .unsafeFlags(["-Xlinker", "--export-dynamic-symbol=getprotobyname_r"])
+            ]),
 
         // MARK: The HTTP edge: HTTP/JSON in front of the services (a client of them, like the CLI)
         .target(

@@ -40,6 +40,21 @@ struct StackTests {
             #expect(ping.object["ok"] as? Bool == true)
             #expect((ping.object["result"] as? [String: Any])?["service"] as? String == "auth")
 
+            // OpenPGM's protocol lookup, made as libzmq's context starts, is bound to the
+            // CLI's own answer (Services/Gateway/logbook/ProtocolLookup.swift), not to the C
+            // library's name service: the dynamic linker says where it bound the call.
+            let trace = stack.home + "/ld-debug"
+            let traced = try await stack.logbook(
+                "call", "auth", "$srv.ping", environment: ["LD_DEBUG": "bindings", "LD_DEBUG_OUTPUT": trace])
+            #expect(traced.status == 0, "\(traced.stderr)")
+            let traces = try FileManager.default.contentsOfDirectory(atPath: stack.home).filter { $0.hasPrefix("ld-debug.") }
+            let bindings = try traces.map { try String(contentsOfFile: stack.home + "/" + $0, encoding: .utf8) }.joined()
+            let lookup = bindings.split(separator: "\n").filter { $0.contains("`getprotobyname_r'") }
+            #expect(!lookup.isEmpty, "libpgm never looked the protocol up (\(traces.count) trace files)")
+            #expect(
+                lookup.allSatisfy { $0.contains("libpgm") && $0.contains("to \(stack.binDirectory)/logbook ") },
+                "bound elsewhere: \(lookup)")
+
             let unknown = try await stack.logbook("call", "auth", "auth.no.such.method")
             #expect(unknown.status == 3, "not_found maps to 3: \(unknown.stdout)")
             #expect(unknown.object["ok"] as? Bool == false)
