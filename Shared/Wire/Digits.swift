@@ -2,7 +2,8 @@
 // CLI (money, quantities, photo limits, hours), so the same number reads the same everywhere.
 
 public enum Digits {
-    /// "1234567" → "1,234,567". `digits` is the whole part, without sign.
+    /// "1234567" → "1,234,567". `digits` is the whole part, without sign: ASCII digits,
+    /// grouped by their bytes.
     /// (A String or a Substring, not any `StringProtocol`: unspecialized generic code made
     /// the runtime scan its conformance records in every one-shot command that printed money.)
     public static func grouped(_ digits: Substring) -> String {

@@ -1,7 +1,7 @@
 // libzmq starts OpenPGM with its context (a multicast transport Logbook never uses), and
 // OpenPGM asks the C library for the "pgm" protocol's number: a name-service lookup that
 // reads /etc/nsswitch.conf, tries to load libnss_db from a dozen directories (about 100
-// failed system calls) and then reads /etc/protocols. That was 0.2-0.25 ms of every
+// failed system calls) and then reads /etc/protocols. That was 0.15-0.25 ms of every
 // command that calls a service, on the path to its first request.
 //
 // The `logbook` executable answers that one question itself: this function is exported
