@@ -62,6 +62,7 @@ public final class ServiceServer: Service, Sendable {
         let zap = try curve?.registerServer(name: dispatcher.descriptor.name, logger: logger)
         defer { zap?.cancel() }
         let pumpHolder = PumpReference()
+        let bound = Mutex<String?>(nil)
         let pump = try SocketPump(
             name: dispatcher.descriptor.name,
             setup: { [self] in
@@ -74,7 +75,7 @@ public final class ServiceServer: Service, Sendable {
                 try socket.set(.linger(milliseconds: 100))
                 try socket.bind(endpoint)
                 // What libzmq bound: `tcp://127.0.0.1:*` becomes its real port.
-                boundEndpoint.withLock { $0 = socket.lastEndpoint.isEmpty ? endpoint : socket.lastEndpoint }
+                bound.withLock { $0 = socket.lastEndpoint.isEmpty ? endpoint : socket.lastEndpoint }
                 return socket
             },
             respond: { frames in
@@ -129,7 +130,11 @@ public final class ServiceServer: Service, Sendable {
             })
         pumpHolder.set(pump)
         defer { pump.stop() }
-        let listening = boundEndpoint.withLock { $0 } ?? endpoint
+        // Said only now, with the pump set: a request that finds the server idle runs on the
+        // socket's thread only once the pump is known (before, it ran on the pool), and
+        // whoever waits for `endpoint` (the tests) then sends into a server in its steady state.
+        let listening = bound.withLock { $0 } ?? endpoint
+        boundEndpoint.withLock { $0 = listening }
         dispatcher.setEndpoint(listening)
         logger.info(
             "listening",

@@ -124,10 +124,17 @@ public final class SocketPump: Sendable {
             throw PumpSetupError(message: "\(error)")
         }
         let thread = Thread { [self] in
-            // Named from inside: Foundation does not pass a name set before `start()` on to
-            // the OS thread, which then kept its creator's name in top, perf and gdb.
+            // Named from inside, and through the OS as well as Foundation: a new thread
+            // starts with its creator's name, Foundation does not pass on a name set before
+            // `start()`, and its setter called here did not always reach the OS thread (now
+            // and then a pump kept its creator's name in top, perf and gdb, and failed
+            // Tests/RuntimeTests/SocketThreadTests.swift: 2 runs in 10 of that suite).
             // Linux takes at most 15 bytes.
-            Thread.current.name = String(decoding: "zmq.\(name)".utf8.prefix(15), as: UTF8.self)
+            let threadName = String(decoding: "zmq.\(name)".utf8.prefix(15), as: UTF8.self)
+            Thread.current.name = threadName
+            #if os(Linux)
+                _ = logbook_name_this_thread(threadName)
+            #endif
             self.loop(first: first.take(), setup: setup, respond: respond, onEvent: onEvent)
         }
         thread.start()
