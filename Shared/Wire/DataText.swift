@@ -57,7 +57,7 @@ extension Array where Element == UInt8 {
     /// that needs this (a cache key holding a request's JSON) used to go through the encoder,
     /// whose first use is a quarter of a millisecond of a one-shot command.
     private mutating func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        let hex = Array("0123456789abcdef".utf8)
+        let hex = Hex.digits
         for byte in bytes {
             guard Self.needsEscape(byte) else {
                 append(byte)

@@ -2,7 +2,8 @@
 // hashes and keys are made on every request; `String(format: "%02x")` per byte was a
 // sixth of a write's CPU).
 public enum Hex {
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The sixteen lowercase hex digits (also the JSON escapes of DataText.swift).
+    static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// `bytes` as lowercase hex, two characters per byte.
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
