@@ -189,6 +189,47 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
             })
     }
 
+    /// `tally_merge` merges only changes the projection binds as a pointer: from SQL (a
+    /// blob, a text, NULL) it is an error, never a write; through the pointer it merges, and
+    /// a count taken below zero fails the UPDATE with the merge's own error.
+    @Test func tallyMergeTakesOnlyTheProjectionsPointer() async throws {
+        let h = try Harness()
+        let stored = try TallyCounts.encode([Entry(code: 0, bucket: "ready", n: 2)])
+        try await h.service.host.database.write { db in
+            try db.execute(
+                sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES ('u', 's', 'fresh', 'b', ?)",
+                arguments: [Data(stored)])
+            for argument in ["x'00'", "'text'", "NULL"] {
+                let refused = #expect(throws: DatabaseError.self) {
+                    try db.execute(sql: "UPDATE catchTally SET counts = tally_merge(counts, \(argument))")
+                }
+                #expect(refused?.message?.contains("merge request") == true)
+            }
+            let update = try Bound(db, "UPDATE catchTally SET counts = tally_merge(counts, ?) WHERE userId = 'u'")
+            func merge(_ delta: Int) throws -> TallyCounts.MergeRequest {
+                try withChanges([Entry(code: 0, bucket: "ready", n: delta)]) { changes in
+                    try changes.withUnsafeBufferPointer { buffer in
+                        var request = TallyCounts.MergeRequest(changes: buffer)
+                        try withUnsafeMutablePointer(to: &request) { pointer in
+                            update.bind(1, pointer: pointer, type: TallyCounts.mergeRequestType)
+                            defer { update.unbind(1) }
+                            try update.run()
+                        }
+                        return request
+                    }
+                }
+            }
+            let added = try merge(3)
+            #expect(added.merged == 1 && !added.empty)
+            let counts = try Data.fetchOne(db, sql: "SELECT counts FROM catchTally")
+            #expect(try counts.map(TallyCounts.decode) == [Entry(code: 0, bucket: "ready", n: 5)])
+            let error = #expect(throws: DatabaseError.self) { try merge(-6) }
+            #expect(error?.resultCode == .SQLITE_CONSTRAINT)
+            let emptied = try merge(-5)
+            #expect(emptied.merged == 1 && emptied.empty)
+        }
+    }
+
     @Test func damagedBytesAreAnErrorNotAnAnswer() throws {
         let good = try TallyCounts.encode([Entry(code: 0, bucket: "ready", n: 300), Entry(code: 2, bucket: "high", n: 1)])
         #expect(try TallyCounts.decode(Data(good)).count == 2)
@@ -216,7 +257,13 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
     func recount(_ db: Database) throws -> [TallyCount] {
         var totals: [[String]: Int] = [:]
         let catches = try Bound(db, "SELECT id, userId, species, water, bait, caughtAt, latitude, longitude FROM fishCatch")
-        let answers = try Bound(db, CatchProjection.Answer.select.description)
+        let answers = try Bound(
+            db,
+            """
+            SELECT status, reason, hour, latitude, longitude, water, temperatureBand, pressureBand, pressureTrend,
+                windForce, windDirection, sky, timeOfDay, moonPhase, tidePhase, tideHeight
+            FROM catchConditions WHERE catchId = ?
+            """)
         try catches.each { row in
             let fish = CatchProjection.Fish(row)
             answers.bind(1, fish.id)

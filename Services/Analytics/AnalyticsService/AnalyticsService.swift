@@ -34,6 +34,8 @@ public struct AnalyticsService: Sendable {
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Self.migrator,
             eventsEndpoint: nil, curve: curve, logger: logger)
+        // the projections' writes run on the writer connection
+        try host.database.writeWithoutTransaction { try TallyCounts.registerMerge($0) }
         dispatcher = host.dispatcher(for: Self.assemble(on: host, now: now), sessions: sessions)
     }
 

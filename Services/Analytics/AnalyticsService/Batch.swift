@@ -44,9 +44,22 @@ final class ProjectionBatch {
         }
     }
 
-    /// catchTally changes by row, at the catch's own species only (the any-species level is
-    /// summed from them when the batch is written), by `countKey`.
-    private(set) var tally: [TallyRow: [UInt64: Int]] = [:]
+    /// One count's change in one catchTally row (`rows[row]`), as an event made it.
+    struct Counted {
+        var row: UInt32
+        var delta: Int32
+        /// `countKey`.
+        var key: UInt64
+    }
+
+    /// The catchTally rows this batch changes, at both levels, and each one's place there.
+    private var rows: [TallyRow] = []
+    private var rowPlaces: [TallyRow: UInt32] = [:]
+    /// Every count change of the batch, in the order the events made them: appended while
+    /// events are applied, grouped by row and summed per count when the batch is written
+    /// (a map of maps updated per count, then merged into the levels, was a tenth of a
+    /// replay).
+    private var counted: [Counted] = []
     /// The bytes of the row being written.
     private var scratch: [UInt8] = []
     /// The numbers of this batch's tally key texts.
@@ -115,11 +128,23 @@ final class ProjectionBatch {
 
     /// A catch's contribution to its row (`counts`: `countKey` values), taken out (sign
     /// -1) or put in (+1).
+    /// Each is counted at the catch's species and at any species in its water (`anyName`).
     func count(_ row: TallyRow, _ counts: [UInt64], _ sign: Int) {
-        func add(_ changes: inout [UInt64: Int]) {
-            for count in counts { changes[count, default: 0] += sign }
+        var any = row
+        any.species = anyName
+        let own = place(row), all = place(any), delta = Int32(sign)
+        for count in counts {
+            counted.append(Counted(row: own, delta: delta, key: count))
+            counted.append(Counted(row: all, delta: delta, key: count))
         }
-        add(&tally[row, default: [:]])
+    }
+
+    private func place(_ row: TallyRow) -> UInt32 {
+        if let place = rowPlaces[row] { return place }
+        let place = UInt32(rows.count)
+        rows.append(row)
+        rowPlaces[row] = place
+        return place
     }
 
     /// A vehicle's counters change by `delta`; its closed cost per currency goes to fuelSpend.
@@ -155,16 +180,21 @@ final class ProjectionBatch {
     /// those of both waters: at most two per bait, however many catches there are. Each row
     /// touched is read, merged and written once.
     private func flushTally(_ db: Database) throws {
-        let any = anyName
-        var levels: [TallyRow: [UInt64: Int]] = [:]
-        levels.reserveCapacity(tally.count * 2)
-        for (row, changes) in tally {
-            var level = row
-            levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
-            level.species = any
-            levels[level, default: [:]].merge(changes, uniquingKeysWith: +)
+        defer {
+            counted.removeAll(keepingCapacity: true)
+            rows.removeAll(keepingCapacity: true)
+            rowPlaces.removeAll(keepingCapacity: true)
         }
-        tally.removeAll(keepingCapacity: true)
+        // the changes grouped by row (a counting sort): row r's are grouped[start[r]..<start[r + 1]]
+        var start = [Int](repeating: 0, count: rows.count + 1)
+        for change in counted { start[Int(change.row) + 1] += 1 }
+        for r in rows.indices { start[r + 1] += start[r] }
+        var grouped = counted
+        var next = start
+        for change in counted {
+            grouped[next[Int(change.row)]] = change
+            next[Int(change.row)] += 1
+        }
         // each text's place in byte order, so a row's changes sort as its stored entries do
         let order = texts.indices.sorted {
             TallyCounts.compare(UnsafeRawBufferPointer(texts[$0]), UnsafeRawBufferPointer(texts[$1])) < 0
@@ -172,55 +202,78 @@ final class ProjectionBatch {
         var rank = [UInt32](repeating: 0, count: texts.count)
         for (place, number) in order.enumerated() { rank[number] = UInt32(place) }
 
-        let select = try statement(
-            db, "SELECT counts FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND bait = ?")
         let insert = try statement(
             db, "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES (?, ?, ?, ?, ?)")
         let update = try statement(
-            db, "UPDATE catchTally SET counts = ?5 WHERE userId = ?1 AND species = ?2 AND water = ?3 AND bait = ?4")
+            db,
+            """
+            UPDATE catchTally SET counts = tally_merge(counts, ?5)
+            WHERE userId = ?1 AND species = ?2 AND water = ?3 AND bait = ?4
+            """)
         let delete = try statement(
             db, "DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND bait = ?")
         var changes: [TallyCounts.Change] = []
+        var ordered: [(order: UInt64, delta: Int32, bucket: Int)] = []
         // in key order: a user's rows are next to each other in catchTally's b-tree
-        for (row, counts) in levels.sorted(by: { $0.key < $1.key }) {
+        for r in rows.indices.sorted(by: { rows[$0] < rows[$1] }) {
+            let row = rows[r]
+            // the row's changes as the entries are sorted, each count's summed
+            ordered.removeAll(keepingCapacity: true)
+            for change in grouped[start[r]..<start[r + 1]] {
+                let code = UInt8(truncatingIfNeeded: change.key >> 32), bucket = Int(change.key & 0xffff_ffff)
+                ordered.append((UInt64(code) << 32 | UInt64(rank[bucket]), change.delta, bucket))
+            }
+            ordered.sort { $0.order < $1.order }
             changes.removeAll(keepingCapacity: true)
-            for (count, delta) in counts where delta != 0 {
-                let code = UInt8(truncatingIfNeeded: count >> 32), bucket = Int(count & 0xffff_ffff)
+            var i = 0
+            while i < ordered.count {
+                let first = ordered[i]
+                var delta = 0
+                while i < ordered.count, ordered[i].order == first.order {
+                    delta += Int(ordered[i].delta)
+                    i += 1
+                }
+                if delta == 0 { continue }
                 changes.append(
                     TallyCounts.Change(
-                        code: code, bucket: UnsafeRawBufferPointer(texts[bucket]), delta: delta,
-                        order: UInt64(code) << 32 | UInt64(rank[bucket])))
+                        code: UInt8(truncatingIfNeeded: first.order >> 32),
+                        bucket: UnsafeRawBufferPointer(texts[first.bucket]), delta: delta, order: first.order))
             }
             if changes.isEmpty { continue }
-            changes.sort { $0.order < $1.order }
-            scratch.removeAll(keepingCapacity: true)
-            bind(select, row)
-            let stored = try select.first { columns in
-                try TallyCounts.merge(columns.blob(0), changes, into: &scratch)
+            // the stored row merged in place (Tally.swift, "Merged in place")
+            bind(update, row)
+            let request = try changes.withUnsafeBufferPointer { changes in
+                var request = TallyCounts.MergeRequest(changes: changes)
+                try withUnsafeMutablePointer(to: &request) { pointer in
+                    update.bind(5, pointer: pointer, type: TallyCounts.mergeRequestType)
+                    defer { update.unbind(5) }
+                    try update.run()
+                }
+                return request
             }
-            if stored == nil {
-                try TallyCounts.merge(UnsafeRawBufferPointer(start: nil, count: 0), changes, into: &scratch)
-            }
-            if scratch.isEmpty {
-                if stored != nil {
+            if request.merged > 0 {
+                if request.empty {
                     bind(delete, row)
                     try delete.run()
                 }
                 continue
             }
-            let write = stored == nil ? insert : update
-            bind(write, row)
+            // not stored yet
+            scratch.removeAll(keepingCapacity: true)
+            try TallyCounts.merge(UnsafeRawBufferPointer(start: nil, count: 0), changes, into: &scratch)
+            if scratch.isEmpty { continue }
+            bind(insert, row)
             try scratch.withUnsafeBytes { bytes in
-                write.bind(5, static: bytes)
-                defer { write.unbind(5) }
-                try write.run()
+                insert.bind(5, static: bytes)
+                defer { insert.unbind(5) }
+                try insert.run()
             }
         }
     }
 
     /// Writes everything gathered and starts empty.
     func flush(_ db: Database) throws {
-        if !tally.isEmpty { try flushTally(db) }
+        if !counted.isEmpty { try flushTally(db) }
 
         for (key, change) in spend where !change.isZero {
             try db.execute(

@@ -61,6 +61,9 @@ enum FuelProjection {
             trip: payload.trip?.thousandths, volume: payload.volume.thousandths, totalMinor: payload.totalMinor,
             currency: payload.currency, full: payload.full, missed: payload.missed)
         guard fill.volume > 0, try ensureVehicle(db, userId: userId, id: payload.vehicleId, batch: batch) else { return }
+        // Nearly every fill-up of a replay is new and goes last: `append` inserts it unless
+        // its id is stored already, so a new one is not looked up first.
+        if try append(db, userId: userId, vehicleId: payload.vehicleId, fill, batch: batch) { return }
         let old = try StoredFill.find(db, userId: userId, id: fill.id, batch: batch)
         if let old, old.vehicleId != payload.vehicleId {
             // records never moves a fill-up between vehicles; if it did, treat it as a delete and an add
@@ -131,7 +134,8 @@ enum FuelProjection {
     /// a replay): its result is one step from the state stored after the last, so the row is
     /// written whole at once, what `change` and `walk` would store with four more statements.
     /// The last fill-up's key and state are kept in `batch` for the next append. False when
-    /// the fill-up goes anywhere but last.
+    /// the fill-up goes anywhere but last, or when a fill-up with its id is stored (then
+    /// nothing is written).
     private static func append(
         _ db: Database, userId: String, vehicleId: String, _ new: FuelFill, batch: ProjectionBatch
     ) throws -> Bool {
@@ -169,6 +173,7 @@ enum FuelProjection {
                 missed, outcome, segmentDistance, segmentVolume, segmentCostMinor, segmentCurrency, ratio, anchored,
                 reading, openFills, openDistance, openVolume, openCostMinor, openCurrency)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO NOTHING
             """)
         insert.bind(1, new.id)
         insert.bind(2, userId)
@@ -195,7 +200,7 @@ enum FuelProjection {
         insert.bind(23, state.openVolume)
         insert.bind(24, state.openCostMinor)
         insert.bind(25, state.openCurrency)
-        try insert.run()
+        guard try insert.changed() else { return false }
         batch.tails[vehicleId] = ProjectionBatch.Tail(key: new.key, state: state)
 
         var delta = Delta()

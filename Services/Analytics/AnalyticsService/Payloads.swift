@@ -83,35 +83,41 @@ extension Event {
 }
 
 /// An object's fields, each nil unless it is plainly of its type; an optional field's
-/// reader gives `.some(nil)` when the field is absent or null.
+/// reader gives `.some(nil)` when the field is absent or null. Each field is looked up once.
 private struct Fields {
     let object: [String: JSONValue]
 
-    func string(_ key: String) -> String? {
-        guard case .string(let text)? = object[key] else { return nil }
-        return text
-    }
-    func date(_ key: String) -> Date? { string(key).flatMap(WireTime.parse) }
-    func water(_ key: String) -> Water? { string(key).flatMap(Water.init(rawValue:)) }
+    func string(_ key: String) -> String? { Self.string(object[key]) }
+    func date(_ key: String) -> Date? { Self.date(object[key]) }
+    func water(_ key: String) -> Water? { Self.water(object[key]) }
     func bool(_ key: String) -> Bool? {
         guard case .bool(let value)? = object[key] else { return nil }
         return value
     }
-    func number(_ key: String) -> JSONNumber? {
-        guard case .number(let number)? = object[key] else { return nil }
+    func double(_ key: String) -> Double? { Self.number(object[key])?.double }
+    func int64(_ key: String) -> Int64? { Self.number(object[key])?.int64 }
+    func milli(_ key: String) -> Milli? { Self.milli(object[key]) }
+
+    static func string(_ value: JSONValue?) -> String? {
+        guard case .string(let text)? = value else { return nil }
+        return text
+    }
+    static func date(_ value: JSONValue?) -> Date? { string(value).flatMap(WireTime.parse) }
+    static func water(_ value: JSONValue?) -> Water? { string(value).flatMap(Water.init(rawValue:)) }
+    static func number(_ value: JSONValue?) -> JSONNumber? {
+        guard case .number(let number)? = value else { return nil }
         return number
     }
-    func double(_ key: String) -> Double? { number(key)?.double }
-    func int64(_ key: String) -> Int64? { number(key)?.int64 }
-    func milli(_ key: String) -> Milli? { number(key)?.thousandths.map(Milli.init(thousandths:)) }
+    static func milli(_ value: JSONValue?) -> Milli? { number(value)?.thousandths.map(Milli.init(thousandths:)) }
 
     /// nil: present and not plainly a `T`; `.some(nil)`: absent or null.
-    func optional<T>(_ key: String, _ read: (String) -> T?) -> T?? {
-        switch object[key] {
+    func optional<T>(_ key: String, _ read: (JSONValue?) -> T?) -> T?? {
+        let value = object[key]
+        switch value {
         case nil, .null?: return .some(nil)
         default:
-            guard let value = read(key) else { return nil }
-            return .some(value)
+            guard let read = read(value) else { return nil }
+            return .some(read)
         }
     }
 }
@@ -120,7 +126,7 @@ extension FillupRead: PlainPayload {
     init?(plain object: [String: JSONValue]) {
         let f = Fields(object: object)
         guard let id = f.string("id"), let vehicleId = f.string("vehicleId"), let date = f.date("date"),
-            let odometer = f.optional("odometer", f.milli), let trip = f.optional("trip", f.milli),
+            let odometer = f.optional("odometer", Fields.milli), let trip = f.optional("trip", Fields.milli),
             let volume = f.milli("volume"), let totalMinor = f.int64("totalMinor"), let currency = f.string("currency"),
             let full = f.bool("full"), let missed = f.bool("missed")
         else { return nil }
@@ -150,14 +156,16 @@ extension ConditionsReadyRead: PlainPayload {
         }
         let f = Fields(object: conditions)
         guard let hour = f.date("hour"), let latitude = f.double("latitude"), let longitude = f.double("longitude"),
-            let water = f.optional("water", f.water), let temperatureBand = f.optional("temperatureBand", f.string),
-            let pressureBand = f.optional("pressureBand", f.string),
-            let pressureTrend = f.optional("pressureTrend", f.string),
-            let beaufort = f.optional("beaufort", { f.int64($0).flatMap { Int(exactly: $0) } }),
-            let windDirection = f.optional("windDirection", f.string), let sky = f.optional("sky", f.string),
-            let timeOfDay = f.optional("timeOfDay", f.string), let moonPhase = f.string("moonPhase"),
-            let tidePhase = f.optional("tidePhase", f.string),
-            let tideHeightBand = f.optional("tideHeightBand", f.string)
+            let water = f.optional("water", Fields.water),
+            let temperatureBand = f.optional("temperatureBand", Fields.string),
+            let pressureBand = f.optional("pressureBand", Fields.string),
+            let pressureTrend = f.optional("pressureTrend", Fields.string),
+            let beaufort = f.optional("beaufort", { Fields.number($0)?.int64.flatMap { Int(exactly: $0) } }),
+            let windDirection = f.optional("windDirection", Fields.string),
+            let sky = f.optional("sky", Fields.string),
+            let timeOfDay = f.optional("timeOfDay", Fields.string), let moonPhase = f.string("moonPhase"),
+            let tidePhase = f.optional("tidePhase", Fields.string),
+            let tideHeightBand = f.optional("tideHeightBand", Fields.string)
         else { return nil }
         self.init(
             catchId: catchId,

@@ -73,6 +73,13 @@ struct Bound {
 
     func unbind(_ index: Int32) { sqlite3_bind_null(handle, index) }
 
+    /// Binds a pointer only a function that asks for `type` can read (SQLite's pointer
+    /// passing; to SQL it is NULL). It must stay valid until the statement has run; `unbind` after.
+    func bind(_ index: Int32, pointer: UnsafeMutableRawPointer, type: StaticString) {
+        sqlite3_bind_pointer(
+            handle, index, pointer, UnsafeRawPointer(type.utf8Start).assumingMemoryBound(to: CChar.self), nil)
+    }
+
     /// Forgets every binding (before text bound with `static:` goes away).
     func clear() { sqlite3_clear_bindings(handle) }
 
@@ -126,25 +133,38 @@ struct Bound {
             message: String(cString: sqlite3_errmsg(connection)), sql: statement.sql)
     }
 
-    /// The current row's columns, by position.
+    /// Runs a statement that returns no rows, then resets it: true when it inserted, changed
+    /// or deleted a row (false, for instance, when an insert's `ON CONFLICT DO NOTHING` took effect).
+    func changed() throws -> Bool {
+        try run()
+        return sqlite3_changes(sqlite3_db_handle(handle)) > 0
+    }
+
+    /// The current row's columns, by position (counted from `offset`).
     struct Columns {
         let handle: OpaquePointer
+        var offset: Int32 = 0
 
-        func isNull(_ i: Int32) -> Bool { sqlite3_column_type(handle, i) == SQLITE_NULL }
-        func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(handle, i) }
+        /// The columns from `first` on, as if it were the first.
+        func from(_ first: Int32) -> Columns { Columns(handle: handle, offset: offset + first) }
+
+        func isNull(_ i: Int32) -> Bool { sqlite3_column_type(handle, offset + i) == SQLITE_NULL }
+        func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(handle, offset + i) }
         func int64OrNil(_ i: Int32) -> Int64? { isNull(i) ? nil : int64(i) }
-        func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(handle, i)) }
-        func bool(_ i: Int32) -> Bool { sqlite3_column_int64(handle, i) != 0 }
-        func double(_ i: Int32) -> Double? { isNull(i) ? nil : sqlite3_column_double(handle, i) }
+        func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(handle, offset + i)) }
+        func bool(_ i: Int32) -> Bool { sqlite3_column_int64(handle, offset + i) != 0 }
+        func double(_ i: Int32) -> Double? { isNull(i) ? nil : sqlite3_column_double(handle, offset + i) }
         func string(_ i: Int32) -> String { string(orNil: i) ?? "" }
         /// The column's bytes, valid until the statement steps or resets (empty for NULL).
         func blob(_ i: Int32) -> UnsafeRawBufferPointer {
-            guard let bytes = sqlite3_column_blob(handle, i) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-            return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, i)))
+            guard let bytes = sqlite3_column_blob(handle, offset + i) else {
+                return UnsafeRawBufferPointer(start: nil, count: 0)
+            }
+            return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, offset + i)))
         }
         func string(orNil i: Int32) -> String? {
-            guard let text = sqlite3_column_text(handle, i) else { return nil }
-            let count = Int(sqlite3_column_bytes(handle, i))
+            guard let text = sqlite3_column_text(handle, offset + i) else { return nil }
+            let count = Int(sqlite3_column_bytes(handle, offset + i))
             return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
         }
     }

@@ -41,7 +41,7 @@ enum CatchProjection {
         var latitude: Double?
         var longitude: Double?
 
-        /// A row of `Fish.select`.
+        /// The fishCatch columns of `stored`'s row.
         init(_ row: Bound.Columns) {
             id = row.string(0)
             userId = row.string(1)
@@ -52,10 +52,6 @@ enum CatchProjection {
             latitude = row.double(6)
             longitude = row.double(7)
         }
-
-        static let select: StaticString = """
-            SELECT id, userId, species, water, bait, caughtAt, latitude, longitude FROM fishCatch WHERE id = ?
-            """
 
         init(userId: String, _ fish: CatchRead) {
             id = fish.id
@@ -95,7 +91,7 @@ enum CatchProjection {
             self.buckets = buckets
         }
 
-        /// A row of `Answer.select`.
+        /// The catchConditions columns of `stored`'s row.
         init(_ row: Bound.Columns) {
             ready = row.string(0) == "ready"
             reason = row.string(orNil: 1)
@@ -105,12 +101,6 @@ enum CatchProjection {
             water = row.string(orNil: 5)
             buckets = (0..<Int32(CatchProjection.dimensions.count)).map { row.string(orNil: 6 + $0) }
         }
-
-        static let select: StaticString = """
-            SELECT status, reason, hour, latitude, longitude, water, temperatureBand, pressureBand, pressureTrend,
-                windForce, windDirection, sky, timeOfDay, moonPhase, tidePhase, tideHeight
-            FROM catchConditions WHERE catchId = ?
-            """
 
         var placed: Bool { hour != nil || latitude != nil || longitude != nil }
 
@@ -183,16 +173,24 @@ enum CatchProjection {
         batch.count(row, counts, sign)
     }
 
-    private static func fish(_ db: Database, id: String, batch: ProjectionBatch) throws -> Fish? {
-        let select = try batch.statement(db, Fish.select)
-        select.bind(1, id)
-        return try select.first(Fish.init)
-    }
-
-    private static func answer(_ db: Database, catchId: String, batch: ProjectionBatch) throws -> Answer? {
-        let select = try batch.statement(db, Answer.select)
+    /// A catch's row and its answer (each nil when there is none), read with one statement:
+    /// nearly every catch event needs both.
+    private static func stored(_ db: Database, catchId: String, batch: ProjectionBatch) throws -> (Fish?, Answer?) {
+        let select = try batch.statement(
+            db,
+            """
+            SELECT f.id, f.userId, f.species, f.water, f.bait, f.caughtAt, f.latitude, f.longitude,
+                c.status, c.reason, c.hour, c.latitude, c.longitude, c.water, c.temperatureBand, c.pressureBand,
+                c.pressureTrend, c.windForce, c.windDirection, c.sky, c.timeOfDay, c.moonPhase, c.tidePhase,
+                c.tideHeight
+            FROM (SELECT ?1 AS id) AS k
+            LEFT JOIN fishCatch AS f ON f.id = k.id
+            LEFT JOIN catchConditions AS c ON c.catchId = k.id
+            """)
         select.bind(1, catchId)
-        return try select.first(Answer.init)
+        return try select.first { row in
+            (row.isNull(0) ? nil : Fish(row), row.isNull(8) ? nil : Answer(row.from(8)))
+        } ?? (nil, nil)
     }
 
     private static func forget(_ db: Database, catchId: String, batch: ProjectionBatch) throws {
@@ -205,8 +203,9 @@ enum CatchProjection {
 
     static func putCatch(_ db: Database, userId: String, _ payload: CatchRead, batch: ProjectionBatch) throws {
         let new = Fish(userId: userId, payload)
-        var answer = try answer(db, catchId: new.id, batch: batch)
-        if let old = try fish(db, id: new.id, batch: batch) {
+        let (old, found) = try stored(db, catchId: new.id, batch: batch)
+        var answer = found
+        if let old {
             guard old.userId == userId else { return }
             count(batch, old, answer, sign: -1)
             // An unavailable answer without a place cannot be checked against an edit: it
@@ -239,8 +238,9 @@ enum CatchProjection {
     }
 
     static func deleteCatch(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
-        guard let old = try fish(db, id: id, batch: batch), old.userId == userId else { return }
-        count(batch, old, try answer(db, catchId: id, batch: batch), sign: -1)
+        let (old, answer) = try stored(db, catchId: id, batch: batch)
+        guard let old, old.userId == userId else { return }
+        count(batch, old, answer, sign: -1)
         try db.execute(cached: "DELETE FROM fishCatch WHERE id = ?", arguments: [id])
         try forget(db, catchId: id, batch: batch)
     }
@@ -274,9 +274,9 @@ enum CatchProjection {
     private static func replaceAnswer(
         _ db: Database, catchId: String, userId: String?, batch: ProjectionBatch, _ new: Answer
     ) throws {
-        var fish = try fish(db, id: catchId, batch: batch)
+        var (fish, old) = try stored(db, catchId: catchId, batch: batch)
         if let f = fish, let userId, f.userId != userId { fish = nil }
-        if let fish { count(batch, fish, try answer(db, catchId: catchId, batch: batch), sign: -1) }
+        if let fish { count(batch, fish, old, sign: -1) }
         let replace = try batch.statement(
             db,
             """

@@ -19,6 +19,7 @@
 // same however its counts were reached (a batch or one event at a time).
 import Foundation
 import GRDB
+import GRDBSQLite
 
 enum TallyCounts {
     /// The dimension codes: a code is its position here. Stored: append new dimensions,
@@ -178,6 +179,12 @@ enum TallyCounts {
     /// CHECK made it (the projection only takes out what it put in); taking from a bucket
     /// the row does not hold changes nothing, as their UPDATE of no row did.
     static func merge(_ stored: UnsafeRawBufferPointer, _ changes: [Change], into out: inout [UInt8]) throws {
+        try changes.withUnsafeBufferPointer { try merge(stored, $0, into: &out) }
+    }
+
+    static func merge(
+        _ stored: UnsafeRawBufferPointer, _ changes: UnsafeBufferPointer<Change>, into out: inout [UInt8]
+    ) throws {
         var reader = Reader(stored)
         var entry = reader.atEnd ? nil : try reader.next()
         var i = 0
@@ -238,4 +245,74 @@ enum TallyCounts {
     static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
         a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compare(pa, pb) } }
     }
+}
+
+// MARK: Merged in place
+
+/// `tally_merge(counts, ?)`: a row's stored counts with a batch's changes added, computed
+/// inside the UPDATE that writes them, so a row the batch changes is found and written by
+/// one statement (reading it first with a SELECT, then writing it, was two statements and
+/// two b-tree descents per row). The changes come as a pointer bound to the parameter
+/// (SQLite's pointer passing, `sqlite3_bind_pointer`): SQL cannot make or read one.
+extension TallyCounts {
+    /// What the UPDATE is given and what the function reports back.
+    struct MergeRequest {
+        var changes: UnsafeBufferPointer<Change>
+        /// How many rows the function merged (0: the row is not stored).
+        var merged = 0
+        /// The merged counts were empty (every count taken to zero): the row goes.
+        var empty = false
+    }
+
+    /// The pointer type `tally_merge` accepts (compared as text by SQLite).
+    static let mergeRequestType: StaticString = "logbook.analytics.tallyMergeRequest"
+
+    /// Registers `tally_merge` on the connection that runs the projections (once per connection).
+    static func registerMerge(_ db: Database) throws {
+        let code = sqlite3_create_function_v2(
+            db.sqliteConnection, "tally_merge", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, nil,
+            { context, _, arguments in
+                guard let context, let arguments else { return }
+                let type = UnsafeRawPointer(TallyCounts.mergeRequestType.utf8Start).assumingMemoryBound(to: CChar.self)
+                guard
+                    let request = sqlite3_value_pointer(arguments[1], type)?.assumingMemoryBound(
+                        to: TallyCounts.MergeRequest.self)
+                else {
+                    sqlite3_result_error(context, "tally_merge takes a merge request bound by the projection", -1)
+                    return
+                }
+                let stored: UnsafeRawBufferPointer
+                if let bytes = sqlite3_value_blob(arguments[0]) {
+                    stored = UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(arguments[0])))
+                } else {
+                    stored = UnsafeRawBufferPointer(start: nil, count: 0)
+                }
+                var out: [UInt8] = []
+                out.reserveCapacity(stored.count + 64)
+                do {
+                    try TallyCounts.merge(stored, request.pointee.changes, into: &out)
+                } catch let error as DatabaseError {
+                    sqlite3_result_error(context, error.message ?? "catchTally counts unreadable", -1)
+                    sqlite3_result_error_code(context, error.extendedResultCode.rawValue)
+                    return
+                } catch {
+                    sqlite3_result_error(context, "\(error)", -1)
+                    return
+                }
+                request.pointee.merged += 1
+                request.pointee.empty = out.isEmpty
+                out.withUnsafeBytes { bytes in
+                    // never a nil pointer: that would store NULL, and an empty row is deleted after
+                    sqlite3_result_blob(
+                        context, bytes.baseAddress ?? UnsafeRawPointer(TallyCounts.mergeRequestType.utf8Start),
+                        Int32(bytes.count), TallyCounts.transient)
+                }
+            }, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "tally_merge could not be registered")
+        }
+    }
+
+    /// SQLite copies the result (SQLITE_TRANSIENT).
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 }
