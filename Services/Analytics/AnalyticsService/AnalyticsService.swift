@@ -34,9 +34,7 @@ public struct AnalyticsService: Sendable {
         host = try ServiceHost(
             descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Self.migrator,
             eventsEndpoint: nil, curve: curve, logger: logger)
-        // the projections' writes run on the writer connection
-        try host.database.writeWithoutTransaction { try TallyCounts.registerMerge($0) }
-        dispatcher = host.dispatcher(for: Self.assemble(on: host, now: now), sessions: sessions)
+        dispatcher = host.dispatcher(for: try Self.assemble(on: host, now: now), sessions: sessions)
     }
 
     /// The projections read back what they wrote for other events (the fuel chain, tallies,
@@ -219,11 +217,15 @@ extension AnalyticsService: LogbookService {
     public static var publishesEvents: Bool { false }
 
     public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
-        assemble(on: host, now: { Date() })
+        try assemble(on: host, now: { Date() })
     }
 
-    static func assemble(on host: ServiceHost, now: @escaping @Sendable () -> Date) -> ServiceAssembly {
-        ServiceAssembly(
+    /// Both ways in (the executable's `ServiceMain` and `init`, in tests and benchmarks) come
+    /// here, so the projections' SQL function is registered on the writer connection that
+    /// runs them before any consumer starts.
+    static func assemble(on host: ServiceHost, now: @escaping @Sendable () -> Date) throws -> ServiceAssembly {
+        try host.database.writeWithoutTransaction { try TallyCounts.registerMerge($0) }
+        return ServiceAssembly(
             router: router(host.makeRouter(), database: host.database, now: now),
             subscriptions: producers.map {
                 Subscription($0, feedsReplies: true, batch: batchHandler(for: $0, logger: host.logger))
