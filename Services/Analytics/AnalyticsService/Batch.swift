@@ -127,8 +127,7 @@ final class ProjectionBatch {
     }
 
     /// A catch's contribution to its row (`counts`: `countKey` values), taken out (sign
-    /// -1) or put in (+1).
-    /// Each is counted at the catch's species and at any species in its water (`anyName`).
+    /// -1) or put in (+1), at the catch's species and at any species in its water (`anyName`).
     func count(_ row: TallyRow, _ counts: [UInt64], _ sign: Int) {
         var any = row
         any.species = anyName
@@ -178,7 +177,7 @@ final class ProjectionBatch {
     /// (its species and water, and any species in its water: `CatchProjection.any` in the
     /// species column), so a query reads the rows of its own filter or, without a water,
     /// those of both waters: at most two per bait, however many catches there are. Each row
-    /// touched is read, merged and written once.
+    /// touched is merged with its changes once, in the UPDATE that writes it.
     private func flushTally(_ db: Database) throws {
         defer {
             counted.removeAll(keepingCapacity: true)

@@ -2,8 +2,8 @@
 // one row per user, species, water and bait at each of the two levels (the catch's species,
 // and every species: CatchProjection.any), holding every condition bucket's count of that
 // row in one `counts` BLOB. A catch and its conditions change two rows instead of
-// forty-odd one-count rows, and a batch reads and writes each row it touched once
-// (Batch.swift).
+// forty-odd one-count rows, and a batch writes each row it touched once, merged in the
+// UPDATE itself (Batch.swift; "Merged in place" below).
 //
 // A BLOB rather than an integer column per bucket: the buckets are the weather-fetcher's
 // labels (open text: bands, "3 Bft", tide phases), so fixed columns would need a migration
@@ -301,11 +301,13 @@ extension TallyCounts {
                 }
                 request.pointee.merged += 1
                 request.pointee.empty = out.isEmpty
+                guard !out.isEmpty else {
+                    // an empty BLOB, not NULL (the column is NOT NULL); the caller deletes the row
+                    sqlite3_result_zeroblob(context, 0)
+                    return
+                }
                 out.withUnsafeBytes { bytes in
-                    // never a nil pointer: that would store NULL, and an empty row is deleted after
-                    sqlite3_result_blob(
-                        context, bytes.baseAddress ?? UnsafeRawPointer(TallyCounts.mergeRequestType.utf8Start),
-                        Int32(bytes.count), TallyCounts.transient)
+                    sqlite3_result_blob(context, bytes.baseAddress, Int32(bytes.count), TallyCounts.transient)
                 }
             }, nil, nil, nil)
         guard code == SQLITE_OK else {
