@@ -16,6 +16,12 @@ struct PingBenchmark: AsyncParsableCommand {
     @Option(help: "Warm-up round trips before each measurement.") var warmup = 1_000
     @Option(help: "Ping this running service instead of one started by the benchmark.") var endpoint: String?
     @Option(help: "Transport for the services the benchmark starts: ipc or tcp.") var transport = "ipc"
+    @Flag(
+        help: """
+            Also time the raw client against the runtime's server, in a third block: the server's \
+            share of the overhead (the rest is the client's).
+            """)
+    var split = false
 
     func run() async throws {
         let (raw, samples) = try await measureBoth()
@@ -60,14 +66,18 @@ struct PingBenchmark: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(200))
         }
         let client = try ServiceClient(service: "bench", endpoint: target)
+        // The raw client against the runtime's server (`--split`): the server's share.
+        let rawToServer = split ? try RawClient(endpoint: target) : nil
+        defer { rawToServer?.close() }
         // One request at a time, as the raw loop does: the caller runs on the client's socket
         // thread (ServiceClient.executor); the raw loop's blocking calls run there too.
-        let (rawSamples, samples) = try await withTaskExecutorPreference(client.executor) {
+        let (rawSamples, samples, serverSamples) = try await withTaskExecutorPreference(client.executor) {
             for _ in 0..<warmup {
                 try raw.roundTrip()
+                try rawToServer?.roundTrip()
                 _ = try await client.call("$srv.ping", Empty(), as: Ping.self)
             }
-            var rawSamples: [Double] = [], samples: [Double] = []
+            var rawSamples: [Double] = [], samples: [Double] = [], serverSamples: [Double] = []
             rawSamples.reserveCapacity(count)
             samples.reserveCapacity(count)
             let clock = ContinuousClock()
@@ -83,10 +93,17 @@ struct PingBenchmark: AsyncParsableCommand {
                     _ = try await client.call("$srv.ping", Empty(), as: Ping.self)
                     samples.append(micros(clock.now - start))
                 }
+                for _ in 0..<n {
+                    guard let rawToServer else { break }
+                    let start = clock.now
+                    try rawToServer.roundTrip()
+                    serverSamples.append(micros(clock.now - start))
+                }
             }
-            return (rawSamples, samples)
+            return (rawSamples, samples, serverSamples)
         }
         report("raw DEALER/ROUTER echo", rawSamples)
+        if split { report("raw DEALER to the runtime's server (its share)", serverSamples) }
         report("$srv.ping via runtime (\(endpoint == nil ? "in-process server" : target))", samples)
         client.close()
         if let group { await group.triggerGracefulShutdown() }
