@@ -208,15 +208,7 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
             let update = try Bound(db, "UPDATE catchTally SET counts = tally_merge(counts, ?) WHERE userId = 'u'")
             func merge(_ delta: Int) throws -> TallyCounts.MergeRequest {
                 try withChanges([Entry(code: 0, bucket: "ready", n: delta)]) { changes in
-                    try changes.withUnsafeBufferPointer { buffer in
-                        var request = TallyCounts.MergeRequest(changes: buffer)
-                        try withUnsafeMutablePointer(to: &request) { pointer in
-                            update.bind(1, pointer: pointer, type: TallyCounts.mergeRequestType)
-                            defer { update.unbind(1) }
-                            try update.run()
-                        }
-                        return request
-                    }
+                    try TallyCounts.runMerge(update, parameter: 1, changes)
                 }
             }
             let added = try merge(3)

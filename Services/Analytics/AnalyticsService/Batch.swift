@@ -241,15 +241,7 @@ final class ProjectionBatch {
             if changes.isEmpty { continue }
             // the stored row merged in place (Tally.swift, "Merged in place")
             bind(update, row)
-            let request = try changes.withUnsafeBufferPointer { changes in
-                var request = TallyCounts.MergeRequest(changes: changes)
-                try withUnsafeMutablePointer(to: &request) { pointer in
-                    update.bind(5, pointer: pointer, type: TallyCounts.mergeRequestType)
-                    defer { update.unbind(5) }
-                    try update.run()
-                }
-                return request
-            }
+            let request = try TallyCounts.runMerge(update, parameter: 5, changes)
             if request.merged > 0 {
                 if request.empty {
                     bind(delete, row)

@@ -267,6 +267,20 @@ extension TallyCounts {
     /// The pointer type `tally_merge` accepts (compared as text by SQLite).
     static let mergeRequestType: StaticString = "logbook.analytics.tallyMergeRequest"
 
+    /// Runs `statement`, an UPDATE whose parameter `index` is `tally_merge`'s changes, with
+    /// `changes` bound there; what the function reported.
+    static func runMerge(_ statement: Bound, parameter index: Int32, _ changes: [Change]) throws -> MergeRequest {
+        try changes.withUnsafeBufferPointer { changes in
+            var request = MergeRequest(changes: changes)
+            try withUnsafeMutablePointer(to: &request) { pointer in
+                statement.bind(index, pointer: pointer, type: mergeRequestType)
+                defer { statement.unbind(index) }
+                try statement.run()
+            }
+            return request
+        }
+    }
+
     /// Registers `tally_merge` on the connection that runs the projections (once per connection).
     static func registerMerge(_ db: Database) throws {
         let code = sqlite3_create_function_v2(
