@@ -188,6 +188,7 @@ enum CatchProjection {
             LEFT JOIN catchConditions AS c ON c.catchId = k.id
             """)
         select.bind(1, catchId)
+        // the id and the status are NOT NULL in their tables: NULL there means no such row
         return try select.first { row in
             (row.isNull(0) ? nil : Fish(row), row.isNull(8) ? nil : Answer(row.from(8)))
         } ?? (nil, nil)
@@ -274,7 +275,8 @@ enum CatchProjection {
     private static func replaceAnswer(
         _ db: Database, catchId: String, userId: String?, batch: ProjectionBatch, _ new: Answer
     ) throws {
-        var (fish, old) = try stored(db, catchId: catchId, batch: batch)
+        let (found, old) = try stored(db, catchId: catchId, batch: batch)
+        var fish = found
         if let f = fish, let userId, f.userId != userId { fish = nil }
         if let fish { count(batch, fish, old, sign: -1) }
         let replace = try batch.statement(
