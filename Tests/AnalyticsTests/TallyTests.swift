@@ -199,9 +199,10 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
             try db.execute(
                 sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES ('u', 's', 'fresh', 'b', ?)",
                 arguments: [Data(stored)])
-            for argument in ["x'00'", "'text'", "NULL"] {
+            let values: [(any DatabaseValueConvertible)?] = [Data([0]), "text", nil]
+            for value in values {
                 let refused = #expect(throws: DatabaseError.self) {
-                    try db.execute(sql: "UPDATE catchTally SET counts = tally_merge(counts, \(argument))")
+                    try db.execute(sql: "UPDATE catchTally SET counts = tally_merge(counts, ?)", arguments: [value])
                 }
                 #expect(refused?.message?.contains("merge request") == true)
             }
