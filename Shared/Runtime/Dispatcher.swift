@@ -370,11 +370,10 @@ public final class Dispatcher: Sendable {
                 throw ServiceError.invalid("limit", "must be between 1 and 5000 (got \(limit))")
             }
             do {
-                let (list, last) = try await events.read { db in
-                    (try Outbox.since(db, after: body.after, limit: limit), try Outbox.lastSequence(db))
-                }
+                // Written on the reader's queue: the socket thread only sends it.
+                let page = try await events.read { db in try EventsSinceResult.encodedPage(db, after: body.after, limit: limit) }
                 health?.report("events.since", nil)
-                return try WireCoding.encode(EventsSinceResult(events: list, last: last))
+                return page
             } catch let error as DatabaseError {
                 // Consumers replaying from here are stuck until the file is repaired.
                 logger.error("events.since cannot read the outbox", metadata: ["error.detail": "\(error)"])
@@ -489,6 +488,32 @@ public struct EventsSinceResult: Codable, Sendable {
     public var events: [Event]
     /// The producer's highest sequence number when it answered.
     public var last: Int64
+
+    public init(events: [Event], last: Int64) {
+        self.events = events
+        self.last = last
+    }
+
+    /// `events.since`'s answer, written around the stored payloads' bytes: the same bytes as
+    /// encoding an `EventsSinceResult` of `Outbox.since`'s events (held to it by
+    /// Tests/RuntimeTests/StorageTests.swift). Decoding every payload into values and
+    /// encoding the page again with Foundation's encoder took most of a producer's CPU while
+    /// a consumer replayed its history (docs/operations.md, "A rebuild through the wire").
+    static func encodedPage(_ db: Database, after: Int64, limit: Int) throws -> Data {
+        let rows = try Outbox.encodedSince(db, after: after, limit: limit)
+        let last = try Outbox.lastSequence(db)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(rows.reduce(32) { $0 + $1.json.count + 1 })
+        bytes.appendUTF8("{\"events\":[")
+        for (index, row) in rows.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: row.json)
+        }
+        bytes.appendUTF8("],\"last\":")
+        bytes.appendUTF8(String(last))
+        bytes.append(UInt8(ascii: "}"))
+        return Data(bytes)
+    }
 }
 
 public struct MethodStats: Codable, Sendable {
