@@ -261,7 +261,19 @@ public final class EventConsumer: Service, Sendable {
         public var eventsEndpoint: String
         /// How often to ask `events.since` even when nothing looks missing.
         public var pollInterval: Duration
+        /// The most events a live batch applies in one transaction.
         public var batchSize: Int
+        public static let defaultBatchSize = 500
+        /// Events per `events.since` page while catching up (a rebuild from 0 included), each
+        /// page one transaction. A transaction writes every page it dirties once, and a page
+        /// of a few hundred events, spread over many users, dirties nearly as many pages as
+        /// one of thousands: `logbook-bench rebuild` replayed 13–16k events/s with pages of
+        /// 500, 20–22k with 2,000 and 24–28k with 5,000 (docs/operations.md, "A rebuild
+        /// through the wire"). A decoded page is held twice over (the one applied and the one
+        /// asked for ahead): analytics peaked at 53 MB during a rebuild with 2,000, 76–88 MB
+        /// with 5,000, which is what keeps it at 2,000.
+        public var catchUpPageSize: Int
+        public static let defaultCatchUpPageSize = 2_000
         /// How long one `events.since` call may take.
         public var rpcTimeout: Duration
         /// When set, the SUB is a CURVE client with this host's pair, expecting the
@@ -269,13 +281,15 @@ public final class EventConsumer: Service, Sendable {
         public var curve: CurveSettings?
 
         public init(
-            producer: String, eventsEndpoint: String, pollInterval: Duration = .seconds(5), batchSize: Int = 500,
+            producer: String, eventsEndpoint: String, pollInterval: Duration = .seconds(5),
+            batchSize: Int = Settings.defaultBatchSize, catchUpPageSize: Int = Settings.defaultCatchUpPageSize,
             rpcTimeout: Duration = .seconds(5), curve: CurveSettings? = nil
         ) {
             self.producer = producer
             self.eventsEndpoint = eventsEndpoint
             self.pollInterval = pollInterval
             self.batchSize = batchSize
+            self.catchUpPageSize = catchUpPageSize
             self.rpcTimeout = rpcTimeout
             self.curve = curve
         }
@@ -521,12 +535,22 @@ public final class EventConsumer: Service, Sendable {
     }
 
     /// Replays everything after `position` from the producer; returns the new position.
+    /// The next page is asked for while this one is applied: the producer reads and sends
+    /// it, and this process reads it, while the sink's transaction runs, where each waited
+    /// for the other (docs/operations.md, "A rebuild through the wire").
     private func catchUp(from position: Int64) async throws -> Int64 {
         var position = position
+        var pages = 0
+        // The pages' decoded events are freed, but the C allocator keeps what they took.
+        defer { if pages > 1 { FreedMemory.release() } }
+        var pending = try await page(after: position)
         while true {
-            let answer = try await producerRPC.call(
-                "events.since", EventsSince(after: position, limit: settings.batchSize), as: EventsSinceResult.self,
-                options: CallOptions(timeout: settings.rpcTimeout))
+            var answer = pending.answer
+            if pending.after != position {
+                // Events reached the sink from elsewhere meanwhile (a duplicate delivery), so
+                // the page asked for ahead no longer begins at its position: ask from there.
+                answer = try await page(after: position).answer
+            }
             progress.heard(last: answer.last)
             let events = answer.events.filter { $0.seq > position }
             if events.isEmpty {
@@ -544,10 +568,38 @@ public final class EventConsumer: Service, Sendable {
                 }
                 return position
             }
+            let more = answer.events.count >= settings.catchUpPageSize
+            let ahead = events.last!.seq
+            async let next = more ? page(after: ahead) : nil
             try await sink.apply(events)
-            position = try await sink.position() ?? events.last!.seq
+            pages += 1
+            position = try await sink.position() ?? ahead
             recordApplied(position)
-            if answer.events.count < settings.batchSize { return position }
+            guard more, let following = try await next else { return position }
+            pending = following
         }
+    }
+
+    /// One `events.since` call: the page after `after`.
+    private func page(after: Int64) async throws -> (after: Int64, answer: EventsSinceResult) {
+        let answer = try await producerRPC.call(
+            "events.since", EventsSince(after: after, limit: settings.catchUpPageSize), as: EventsSinceResult.self,
+            options: CallOptions(timeout: settings.rpcTimeout))
+        return (after, answer)
+    }
+}
+
+/// Returns the memory a finished burst of work freed to the system. glibc's allocator keeps
+/// freed memory for the process's next allocations, so a service that replayed its history
+/// would otherwise hold the peak of that replay for the rest of its life.
+/// (`malloc_trim` is looked up, not called by name: Swift's Glibc module leaves malloc.h out.)
+enum FreedMemory {
+    static func release() {
+        #if canImport(Glibc)
+            // RTLD_DEFAULT: the process's own symbols, glibc's among them.
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+            let trim = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+            _ = trim(0)
+        #endif
     }
 }

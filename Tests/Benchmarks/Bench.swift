@@ -19,6 +19,6 @@ struct Bench: AsyncParsableCommand {
         subcommands: [
             PingBenchmark.self, WritesBenchmark.self, ThumbnailBenchmark.self, AnalyticsBenchmark.self, BackupBenchmark.self,
             LoginSprayBenchmark.self, PhotoFairnessBenchmark.self, StackBenchmark.self, AllBenchmark.self,
-            HTTPBenchmark.self, ShardsBenchmark.self, ShardMoveBenchmark.self,
+            HTTPBenchmark.self, ShardsBenchmark.self, ShardMoveBenchmark.self, RebuildBenchmark.self,
         ])
 }

@@ -4,6 +4,7 @@ import GRDB
 import Logging
 import Runtime
 import Storage
+import Synchronization
 import Testing
 import Wire
 
@@ -146,6 +147,62 @@ struct InProcess {
             #expect(checkpoint == 10)
         }
     }
+
+    /// A catch-up of many pages, each asked for while the one before it is applied, applies
+    /// every event once and in order; so does one whose sink is moved ahead of the page
+    /// asked for (a duplicate delivery applied meanwhile): the page that no longer follows
+    /// on is dropped and asked for again from the sink's position.
+    @Test func aPagedCatchUpAppliesEveryEventOnceInOrder() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        try await withRunningService { endpoint, host, dir in
+            let client = try ServiceClient(service: "test", endpoint: endpoint)
+            for i in 1...23 {
+                _ = try await client.call("test.note.add", NoteBody(text: "n\(i)"), as: NoteResult.self)
+            }
+            for (name, ahead) in [("plain", false), ("moved-ahead", true)] {
+                var migrator = DatabaseMigrator()
+                migrator.registerMigration("v1") { db in
+                    // AUTOINCREMENT-free rowid order is the order of application.
+                    try db.execute(sql: "CREATE TABLE seen (n INTEGER PRIMARY KEY, seq INTEGER NOT NULL UNIQUE)")
+                }
+                let consumerDB = try ServiceDatabase.open(
+                    DatabaseSettings(path: "\(scratch.path)/\(name).sqlite"), migrator: migrator)
+                let pages = Mutex(0)
+                let sink = DatabaseEventSink(producer: "test", writer: consumerDB) { db, events in
+                    pages.withLock { $0 += 1 }
+                    // UNIQUE: an event applied twice fails the batch.
+                    for event in events {
+                        try db.execute(sql: "INSERT INTO seen (seq) VALUES (?)", arguments: [event.seq])
+                    }
+                }
+                if ahead {
+                    // Events 1–4 applied before the consumer starts, 5–9 while it runs.
+                    let early = try await client.call("events.since", EventsSince(after: 0, limit: 9), as: EventsSinceResult.self)
+                    try await sink.apply(Array(early.events.prefix(4)))
+                    Task { try await sink.apply(Array(early.events.dropFirst(4))) }
+                }
+                var logger = Logger(label: "consumer")
+                logger.logLevel = .critical
+                let consumer = EventConsumer(
+                    settings: .init(
+                        producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock",
+                        pollInterval: .milliseconds(300), catchUpPageSize: 3),
+                    producerRPC: client, sink: sink, logger: logger)
+                let task = Task { try await consumer.run() }
+                for _ in 0..<300 where consumer.position < 23 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                task.cancel()
+                _ = await task.result
+                #expect(consumer.position == 23, "\(name)")
+                let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY n") }
+                #expect(seen == Array(1...23), "\(name): every event once, in order")
+                // Pages of 3: at least 23 / 3 transactions for the plain run.
+                if !ahead { #expect(pages.withLock { $0 } >= 8) }
+            }
+        }
+    }
 }
 
 @Suite struct IdempotencyRetentionTests {
@@ -181,6 +238,34 @@ struct InProcess {
             #expect(try WireCoding.decode(Event.self, from: row.json) == travelled)
             #expect(row.json == (try WireCoding.encode(event)), "byte for byte what encoding the Event gives")
             #expect(row.type == event.type && row.seq == event.seq)
+        }
+    }
+
+    /// `events.since` writes its page around the stored payloads: byte for byte what
+    /// Foundation's encoder writes for the same events decoded, and the same after a redaction.
+    @Test func anEventsSincePageIsWhatEncodingTheEventsGives() async throws {
+        let service = try InProcess()
+        for text in ["plain", "quote \" and \\ and ünïcode 🎣", "slash / and tab \t", "last"] {
+            _ = try await service.transport.call("test.note.add", NoteBody(text: text), as: NoteResult.self)
+            if text == "plain" {
+                // Another user's event, then blanked as an account deletion blanks it.
+                try await service.host.database.write { db in
+                    try Outbox.append(db, type: "thing.added", userId: "gone", data: ["n": 1] as JSONValue)
+                    try Outbox.redact(db, userId: "gone")
+                }
+            }
+        }
+        for (after, limit) in [(0, 500), (1, 2), (4, 10)] {
+            let frame = try await service.transport.replyFrame(
+                "events.since", EventsSince(after: Int64(after), limit: limit), options: CallOptions())
+            let page = try #require(EnvelopeScan.successResult(frame))
+            let (events, last) = try await service.host.database.read { db in
+                (try Outbox.since(db, after: Int64(after), limit: limit), try Outbox.lastSequence(db))
+            }
+            #expect(events.count == min(limit, 5 - after))
+            #expect(events.contains { $0.type == Outbox.redactedType } == (after < 2))
+            let expected = try WireCoding.encoder.encode(EventsSinceResult(events: events, last: last))
+            #expect(page == expected, "page after \(after): \(String(decoding: page, as: UTF8.self))")
         }
     }
 }
