@@ -103,23 +103,37 @@ struct RebuildBenchmark: AsyncParsableCommand {
         let start = clock.now
         let consumerGroup = ServiceGroup(services: consumers, logger: logger)
         let consuming = Task { try await consumerGroup.run() }
-        var lastReport = start
-        while zip(consumers, last).contains(where: { $0.progress.status.position < $1 }) {
-            if clock.now - lastReport > .seconds(15) {
-                lastReport = clock.now
-                let applied = consumers.reduce(Int64(0)) { $0 + $1.progress.status.position }
-                say("  replayed \(applied) of \(total) events in \(seconds(clock.now - start)) s")
+        func stop() async {
+            await consumerGroup.triggerGracefulShutdown()
+            _ = await consuming.result
+            await serverGroup.triggerGracefulShutdown()
+            _ = await serving.result
+        }
+        do {
+            var lastReport = start
+            var applied: Int64 = 0
+            var lastProgress = start
+            while zip(consumers, last).contains(where: { $0.progress.status.position < $1 }) {
+                let now = consumers.reduce(Int64(0)) { $0 + $1.progress.status.position }
+                if now != applied { (applied, lastProgress) = (now, clock.now) }
+                if clock.now - lastReport > .seconds(15) {
+                    lastReport = clock.now
+                    say("  replayed \(applied) of \(total) events in \(seconds(clock.now - start)) s")
+                }
+                if let failed = consumers.first(where: { $0.progress.status.state == .stalled }) {
+                    throw ServiceError(.internal, "the \(failed.progress.producer) consumer stalled: \(failed.progress.status)")
+                }
+                if clock.now - lastProgress > .seconds(60) {
+                    throw ServiceError(.internal, "the replay made no progress for 60 s at \(applied) of \(total) events")
+                }
+                try await Task.sleep(for: .milliseconds(2))
             }
-            if let failed = consumers.first(where: { $0.progress.status.state == .stalled }) {
-                throw ServiceError(.internal, "the \(failed.progress.producer) consumer stalled: \(failed.progress.status)")
-            }
-            try await Task.sleep(for: .milliseconds(2))
+        } catch {
+            await stop()
+            throw error
         }
         let elapsed = seconds(clock.now - start)
-        await consumerGroup.triggerGracefulShutdown()
-        _ = await consuming.result
-        await serverGroup.triggerGracefulShutdown()
-        _ = await serving.result
+        await stop()
         return (total, elapsed)
     }
 
