@@ -135,7 +135,7 @@ enum CatchProjection {
         {
             return text
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let trimmed = text.trimmingWhitespace.lowercased()
         return trimmed.isEmpty ? "(none)" : trimmed
     }
 
@@ -337,7 +337,7 @@ enum SuggestQueries {
 
     static func suggest(_ db: Database, userId: String, body: SuggestRequest) throws -> Suggestions {
         let species = body.species.map(CatchProjection.key)
-        if let text = body.species, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        if let text = body.species, text.trimmingWhitespace.isEmpty {
             throw ServiceError.invalid("species", "must not be empty when given")
         }
         // The rows counted at this filter's level, one per bait and water (both waters when

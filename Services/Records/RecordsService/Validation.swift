@@ -39,7 +39,7 @@ func noNul(_ value: String, _ field: String) throws {
 /// A required short text (a name): trimmed, then 1…`max` characters.
 func requiredText(_ value: String, _ field: String, max: Int, rule: String? = nil) throws -> String {
     try noNul(value, field)
-    let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = value.trimmingWhitespace
     try require(
         !trimmed.isEmpty && characters(trimmed) <= max, field, rule ?? "must be 1–\(max) characters", got: shown(value))
     return trimmed
@@ -49,7 +49,7 @@ func requiredText(_ value: String, _ field: String, max: Int, rule: String? = ni
 func optionalText(_ value: String?, _ field: String, max: Int) throws -> String? {
     guard let value else { return nil }
     try noNul(value, field)
-    let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = value.trimmingWhitespace
     if trimmed.isEmpty { return nil }
     try require(characters(trimmed) <= max, field, "must be at most \(max) characters", got: shown(value))
     return trimmed
