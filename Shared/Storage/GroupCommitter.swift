@@ -107,9 +107,8 @@ public final class GroupCommitter: Sendable {
                     // One write: the transaction is its savepoint. A write that fails is
                     // rolled back with it (and its error is the batch's), so nothing is
                     // committed, and nothing synced, for it.
-                    try db.inTransaction(.immediate) {
+                    try Self.transaction(db) {
                         try batch[0].run(db)
-                        return .commit
                     }
                 } else {
                     try commitEach(batch, db)
@@ -136,13 +135,10 @@ public final class GroupCommitter: Sendable {
 
     /// Several writes in one transaction, each in its own savepoint.
     private func commitEach(_ batch: [Job], _ db: Database) throws {
-        try db.inTransaction(.immediate) {
+        try Self.transaction(db) {
             for job in batch {
                 do {
-                    try db.inSavepoint {
-                        try job.run(db)
-                        return .commit
-                    }
+                    try Self.savepoint(db) { try job.run(db) }
                     job.outcome = .success(())
                 } catch {
                     job.outcome = .failure(error)
@@ -150,7 +146,55 @@ public final class GroupCommitter: Sendable {
                     if !db.isInsideTransaction { throw error }
                 }
             }
-            return .commit
+        }
+    }
+
+    // The transaction and the savepoints, as statements compiled once on the writer
+    // connection. GRDB's `inTransaction` and `inSavepoint` compile BEGIN, COMMIT, SAVEPOINT
+    // and RELEASE again for every transaction and every write: 10 µs before a write's first
+    // statement and more around its COMMIT (docs/operations.md, "The write path, a third
+    // round"). GRDB follows transactions and savepoints begun by SQL, so its transaction
+    // observers still see each commit and rollback. What GRDB's blocks add, and these keep:
+    // a write that went on after SQLite had rolled the transaction back itself (a full disk,
+    // an I/O error) must not have its later statements committed one by one, so a write
+    // whose transaction is gone when it returns fails, and so does the batch.
+
+    /// Runs `body` in an IMMEDIATE transaction; commits if it returns, rolls back if it throws.
+    static func transaction(_ db: Database, _ body: () throws -> Void) throws {
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        do {
+            try body()
+            try requireTransaction(db)
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+        } catch {
+            // GRDB's rollback: only when a transaction is still open (SQLite may have
+            // rolled it back already), and not stopped by an interrupt.
+            try? db.rollback()
+            throw error
+        }
+    }
+
+    /// Runs `body` in a savepoint of the open transaction; releases it if `body` returns,
+    /// rolls back to it and releases it if `body` throws.
+    static func savepoint(_ db: Database, _ body: () throws -> Void) throws {
+        try db.cachedStatement(sql: "SAVEPOINT job").execute()
+        do {
+            try body()
+            try requireTransaction(db)
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT job").execute()
+        } catch {
+            if db.isInsideTransaction {
+                try? db.cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT job").execute()
+                try? db.cachedStatement(sql: "RELEASE SAVEPOINT job").execute()
+            }
+            throw error
+        }
+    }
+
+    /// A write that returned after SQLite rolled its transaction back (see above).
+    private static func requireTransaction(_ db: Database) throws {
+        guard db.isInsideTransaction else {
+            throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back during the write")
         }
     }
 }
