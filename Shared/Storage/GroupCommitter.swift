@@ -154,10 +154,14 @@ public final class GroupCommitter: Sendable {
     // and RELEASE again for every transaction and every write: 10 µs before a write's first
     // statement and more around its COMMIT (docs/operations.md, "The write path, a third
     // round"). GRDB follows transactions and savepoints begun by SQL, so its transaction
-    // observers still see each commit and rollback. What GRDB's blocks add, and these keep:
-    // a write that went on after SQLite had rolled the transaction back itself (a full disk,
-    // an I/O error) must not have its later statements committed one by one, so a write
-    // whose transaction is gone when it returns fails, and so does the batch.
+    // observers still see each commit and rollback.
+    //
+    // What GRDB's blocks add is kept in part. When SQLite rolls a transaction back by itself
+    // (a full disk, an I/O error), GRDB refuses every statement the block runs after it;
+    // here the write fails when it returns (SQLITE_ABORT), alone or with its batch, and
+    // nothing of the transaction is committed. A statement it ran after the rollback and
+    // before returning would have been committed on its own: no write does that, as every
+    // write lets a database error propagate (Router.write and the handlers inside it).
 
     /// Runs `body` in an IMMEDIATE transaction; commits if it returns, rolls back if it throws.
     static func transaction(_ db: Database, _ body: () throws -> Void) throws {
