@@ -45,28 +45,37 @@ import Testing
         #expect(try Self.rows(writer) == [2])
     }
 
+    /// Runs `writes` as one batch: a first write (inserting 0) holds the commit queue until
+    /// they all wait behind it. Returns whether each succeeded, in order.
+    static func inOneBatch(
+        _ commits: GroupCommitter, _ writes: [@Sendable (Database) throws -> Void]
+    ) async throws -> [Bool] {
+        let release = DispatchSemaphore(value: 0)
+        let first = Task { try await commits.write { db in release.wait(); try db.execute(sql: "INSERT INTO t (n) VALUES (0)") } }
+        try await Task.sleep(for: .milliseconds(100))
+        let batch = writes.map { write in Task { try await commits.write(write) } }
+        try await Task.sleep(for: .milliseconds(300))
+        release.signal()
+        try await first.value
+        var outcomes: [Bool] = []
+        for task in batch { outcomes.append((try? await task.value) != nil) }
+        return outcomes
+    }
+
+    static func insert(_ n: Int) -> @Sendable (Database) throws -> Void {
+        { db in try db.execute(sql: "INSERT INTO t (n) VALUES (?)", arguments: [n]) }
+    }
+
     @Test func aBatchWithALostTransactionFailsWholeAndTheNextBatchCommits() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let writer = try Self.open(scratch)
         let commits = GroupCommitter(writer: writer)
-        // The first write holds the commit queue until the others wait behind it, so they are
-        // committed together, as one batch.
-        let release = DispatchSemaphore(value: 0)
-        let first = Task { try await commits.write { db in release.wait(); try db.execute(sql: "INSERT INTO t (n) VALUES (0)") } }
-        try await Task.sleep(for: .milliseconds(100))
-        let batch = (1...4).map { n in
-            Task { try await commits.write(n == 3 ? Self.lostTransaction(n) : { db in try db.execute(sql: "INSERT INTO t (n) VALUES (?)", arguments: [n]) }) }
-        }
-        try await Task.sleep(for: .milliseconds(300))
-        release.signal()
-        try await first.value
-        var failed = 0
-        for task in batch where (try? await task.value) == nil { failed += 1 }
+        let outcomes = try await Self.inOneBatch(commits, [Self.insert(1), Self.insert(2), Self.lostTransaction(3), Self.insert(4)])
         // Writes 1 and 2 had succeeded in their savepoints, and 4 never ran: all four fail.
-        #expect(failed == 4, "the batch whose transaction was lost failed whole")
+        #expect(outcomes == [false, false, false, false], "the batch whose transaction was lost failed whole")
         #expect(try Self.rows(writer) == [0])
-        try await commits.write { db in try db.execute(sql: "INSERT INTO t (n) VALUES (5)") }
+        try await commits.write(Self.insert(5))
         #expect(try Self.rows(writer) == [0, 5])
     }
 
@@ -75,26 +84,15 @@ import Testing
         defer { scratch.remove() }
         let writer = try Self.open(scratch)
         let commits = GroupCommitter(writer: writer)
-        let release = DispatchSemaphore(value: 0)
-        let first = Task { try await commits.write { _ in release.wait() } }
-        try await Task.sleep(for: .milliseconds(100))
         struct Refused: Error {}
-        let batch = (1...4).map { n in
-            Task {
-                try await commits.write { db in
-                    try db.execute(sql: "INSERT INTO t (n) VALUES (?)", arguments: [n])
-                    if n == 2 { throw Refused() }
-                }
-            }
+        let refused: @Sendable (Database) throws -> Void = { db in
+            try Self.insert(2)(db)
+            throw Refused()
         }
-        try await Task.sleep(for: .milliseconds(300))
-        release.signal()
-        try await first.value
-        var outcomes: [Bool] = []
-        for task in batch { outcomes.append((try? await task.value) != nil) }
+        let outcomes = try await Self.inOneBatch(commits, [Self.insert(1), refused, Self.insert(3), Self.insert(4)])
         #expect(commits.statistics.largestBatch == 4)
         #expect(outcomes == [true, false, true, true])
-        #expect(try Self.rows(writer) == [1, 3, 4])
+        #expect(try Self.rows(writer) == [0, 1, 3, 4])
     }
 
     @Test func transactionObserversSeeEachCommitAndRollback() async throws {
