@@ -123,6 +123,10 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Shared/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
+        // SQLite's process-wide settings (sqlite3_config is variadic); the library GRDB links.
+        .systemLibrary(
+            name: "CSQLite", path: "Shared/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
             name: "CVips", path: "Shared/CVips", pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]),
@@ -139,7 +143,7 @@ let package = Package(
         .target(name: "Contracts", dependencies: ["Wire"], path: "Shared/Contracts", swiftSettings: swiftSettings),
         .target(
             name: "Storage",
-            dependencies: ["Wire", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Wire", "CSQLite", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Shared/Storage", swiftSettings: swiftSettings),
         .target(
             name: "Runtime",

@@ -161,6 +161,10 @@ public struct StorageReport: Codable, Sendable, Equatable {
     public var synchronous: String
     /// `PRAGMA journal_mode` on the writer: wal for a service's file, memory in tests.
     public var journalMode: String
+    /// Whether SQLite counts its memory in this process (`SQLiteProcess.memoryStatus`):
+    /// "off" in a service, whose first connection is its database's. Nil from a service
+    /// that predates it.
+    public var memoryStatus: String?
 }
 
 /// A service's health: its consumers' progress and the problems its own parts report.

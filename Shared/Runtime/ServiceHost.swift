@@ -51,7 +51,9 @@ public final class ServiceHost: Sendable {
         let health = self.health
         health.probeStorage {
             let settings = try ServiceDatabase.writerSettings(database)
-            return StorageReport(synchronous: settings.synchronous, journalMode: settings.journalMode)
+            return StorageReport(
+                synchronous: settings.synchronous, journalMode: settings.journalMode,
+                memoryStatus: SQLiteProcess.memoryStatus)
         }
         let publisher = try eventsEndpoint.map {
             try EventPublisher(

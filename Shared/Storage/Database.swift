@@ -44,6 +44,7 @@ public enum ServiceDatabase {
     public static func open(
         _ settings: DatabaseSettings, migrator: DatabaseMigrator, check: IntegrityCheck = .quick(limit: .seconds(10))
     ) throws -> any DatabaseWriter {
+        SQLiteProcess.configure()
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(settings.busyTimeout)

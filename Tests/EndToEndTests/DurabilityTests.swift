@@ -26,6 +26,11 @@ struct DurabilityTests {
             for service in ["auth", "records", "weather-fetcher", "analytics", "store"] {
                 let row = rows.first { $0["service"] as? String == service }
                 #expect(row?["synchronous"] as? String == "full", "\(service): \(row ?? [:])")
+                // SQLite's memory counting, as each process's SQLite reports it (off: no
+                // process-wide lock on every allocation).
+                let info = try await stack.logbook("call", service, "$srv.info", "--json")
+                let storage = (info.object["result"] as? [String: Any])?["storage"] as? [String: Any]
+                #expect(storage?["memoryStatus"] as? String == "off", "\(service): \(info.stdout)\(info.stderr)")
             }
 
             let strace = try #require(Self.which("strace"), "strace is needed (deploy/test.sh installs it)")

@@ -22,6 +22,9 @@ import Wire
         let settings = try ServiceDatabase.writerSettings(writer)
         #expect(settings.synchronous == durability.rawValue)
         #expect(settings.journalMode == "wal")
+        // SQLite's memory counting is off if this process had opened no connection before
+        // its first ServiceDatabase (a test process may have), and reported as it is.
+        #expect(SQLiteProcess.memoryStatus == (SQLiteProcess.memoryCountingOff ? "off" : "on"))
     }
 
     @Test func damagedFileIsRefusedWithItsName() throws {
