@@ -69,6 +69,11 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible, Expressib
     /// `JSONValue` decoded from the same token holds: an Int64, or a number a Decimal holds
     /// exactly. Nil otherwise (CanonicalJSON then takes the long way).
     public static func canonicalText(_ token: String) -> String? {
+        isShortCanonical(token.utf8) ? token : canonicalTextTheLongWay(token)
+    }
+
+    /// `canonicalText` through Int64 and Decimal, for any token.
+    static func canonicalTextTheLongWay(_ token: String) -> String? {
         guard isJSONNumber(token.utf8) else { return nil }
         if let integer = Int64(token) { return String(integer) }
         guard fitsDecimal(token), let decimal = Decimal(string: token, locale: Locale(identifier: "en_US_POSIX")),
@@ -98,6 +103,41 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible, Expressib
     public var decimal: Decimal? {
         guard text.utf8.count < 160, !text.utf8.contains(UInt8(ascii: "e")) else { return nil }
         return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+    }
+
+    /// Whether `bytes` is a number already in its canonical spelling, with at most 18 digits:
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?`, and not `-0`. Nearly every number a service
+    /// writes is one (ids' sequence numbers, amounts, coordinates), and the long way reads
+    /// each into an Int64 or a Foundation Decimal and writes it back out: a seventh of a
+    /// consumer's time decoding a replay's pages (docs/operations.md, "Rebuild, a second
+    /// look"). A Decimal holds 38 digits, so 18 are always exact, and its text has no
+    /// leading or trailing zero (Tests/RuntimeTests/WireTests.swift compares the two ways).
+    static func isShortCanonical(_ bytes: String.UTF8View) -> Bool {
+        var i = bytes.startIndex
+        let end = bytes.endIndex
+        if i != end, bytes[i] == UInt8(ascii: "-") { bytes.formIndex(after: &i) }
+        guard i != end else { return false }
+        let firstDigit = bytes[i]
+        var digits = 0
+        while i != end, bytes[i] &- UInt8(ascii: "0") < 10 {
+            digits += 1
+            bytes.formIndex(after: &i)
+        }
+        // one digit, or none leading with 0; a lone "-0" is "0"
+        guard digits > 0, digits == 1 || firstDigit != UInt8(ascii: "0") else { return false }
+        if i == end {
+            return digits <= 18 && !(firstDigit == UInt8(ascii: "0") && bytes.first == UInt8(ascii: "-"))
+        }
+        guard bytes[i] == UInt8(ascii: ".") else { return false }
+        bytes.formIndex(after: &i)
+        var last: UInt8 = 0
+        var fraction = 0
+        while i != end, bytes[i] &- UInt8(ascii: "0") < 10 {
+            last = bytes[i]
+            fraction += 1
+            bytes.formIndex(after: &i)
+        }
+        return i == end && fraction > 0 && last != UInt8(ascii: "0") && digits + fraction <= 18
     }
 
     /// Whether `bytes` is exactly one JSON number (RFC 8259: `-? int frac? exp?`).

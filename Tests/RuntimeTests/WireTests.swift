@@ -228,6 +228,42 @@ struct JSONNumberTests {
         #expect(!JSONNumber(text: "1.5")!.isWhole && !JSONNumber(text: "5e-324")!.isWhole)
     }
 
+    @Test("a number already canonical is kept as it is: the long way gives the same text")
+    func shortCanonicalSpellings() {
+        // Tokens of every shape near the fast path's edges: signs, leading and trailing
+        // zeros, 1 to 22 digits, fractions, exponents.
+        var random = SystemRandomNumberGenerator()
+        func digits(_ count: Int) -> String {
+            String((0..<count).map { _ in Character(String(Int.random(in: 0...9, using: &random))) })
+        }
+        var tokens = ["0", "-0", "0.5", "-0.5", "0.0", "-0.0", "1", "10", "100.25", "0.050", "007", "1.", ".5", "-",
+            "999999999999999999", "1000000000000000000", "-999999999999999999", "0.00000000000000001",
+            "12345678901234567.8", "1234567890123456.78", "9223372036854775807", "-9223372036854775808", "1e5"]
+        for _ in 0..<60_000 {
+            var token = Bool.random(using: &random) ? "-" : ""
+            token += digits(Int.random(in: 1...12, using: &random))
+            if Bool.random(using: &random) { token += "." + digits(Int.random(in: 0...12, using: &random)) }
+            if Int.random(in: 0..<10, using: &random) == 0 { token += "e" + digits(1) }
+            tokens.append(token)
+        }
+        var fast = 0
+        for token in tokens {
+            let longWay = JSONNumber.canonicalTextTheLongWay(token)
+            if JSONNumber.isShortCanonical(token.utf8) {
+                fast += 1
+                #expect(longWay == token, "\(token)")
+            }
+            #expect(JSONNumber.canonicalText(token) == longWay, "\(token)")
+        }
+        #expect(fast > 15_000, "the random tokens reach the fast path")
+        for kept in ["0", "0.5", "-0.5", "1", "100.25", "999999999999999999", "0.00000000000000001"] {
+            #expect(JSONNumber.isShortCanonical(kept.utf8), "\(kept)")
+        }
+        for notKept in ["-0", "0.0", "0.050", "007", "1.", ".5", "-", "", "1000000000000000000", "1e5", "1234567890123456789.5"] {
+            #expect(!JSONNumber.isShortCanonical(notKept.utf8), "\(notKept)")
+        }
+    }
+
     @Test("a Double's number is its shortest text read as a decimal, whichever way it is made")
     func doublesAsTheirText() {
         // JSONNumber(Double) takes Swift's text as it is for a fraction without an exponent;
