@@ -63,10 +63,18 @@ extension Transport {
     public func call<Body: Encodable & Sendable, Result: Decodable>(
         _ method: String, _ body: Body, as: Result.Type = Result.self, options: CallOptions = CallOptions()
     ) async throws -> Result {
+        try await call(method, body, options: options) { try WireCoding.decode(Result.self, from: $0) }
+    }
+
+    /// `call`, with a success's result read from its bytes by `read` (a reader made for one
+    /// result, like `EventsSinceResult.read`); any other reply is read as `call` reads it.
+    public func call<Body: Encodable & Sendable, Result: Decodable>(
+        _ method: String, _ body: Body, options: CallOptions = CallOptions(), read: (Data) throws -> Result
+    ) async throws -> Result {
         let data = try await send(method, body: body, options: options)
         // The common case: a success reply, whose envelope is read without parsing and whose
         // result is decoded alone, from its own bytes.
-        if let raw = EnvelopeScan.successResult(data), let result = try? WireCoding.decode(Result.self, from: raw) {
+        if let raw = EnvelopeScan.successResult(data), let result = try? read(raw) {
             return result
         }
         // Otherwise one parse of the reply gives its status and its result.

@@ -519,6 +519,35 @@ public struct EventsSinceResult: Codable, Sendable {
         bytes.append(UInt8(ascii: "}"))
         return Data(bytes)
     }
+
+    /// A page read from its bytes: parsed once, and each event taken from the parsed values
+    /// as they are, its payload kept as parsed. The decoder turned the parsed page into
+    /// events through `Decoder`'s containers and built every payload's objects again: a
+    /// quarter of a consumer's time decoding a replay's pages (docs/operations.md, "Rebuild,
+    /// a second look"). Anything but the shape `encodedPage` writes (a field missing or of
+    /// another type) is decoded by the decoder, so the result or the error is the
+    /// decoder's (Tests/RuntimeTests/StorageTests.swift compares the two).
+    public static func read(_ raw: Data) throws -> EventsSinceResult {
+        guard case .object(let page)? = try? JSONValue.parse(raw), case .array(let items)? = page["events"],
+            let last = page["last"]?.int64Value
+        else { return try WireCoding.decode(Self.self, from: raw) }
+        var events: [Event] = []
+        events.reserveCapacity(items.count)
+        for item in items {
+            guard case .object(let fields) = item, let seq = fields["seq"]?.int64Value,
+                case .string(let type)? = fields["type"], case .string(let at)? = fields["at"],
+                let date = WireTime.parse(at), let data = fields["data"]
+            else { return try WireCoding.decode(Self.self, from: raw) }
+            let userId: String?
+            switch fields["userId"] {
+            case nil, .null?: userId = nil
+            case .string(let id)?: userId = id
+            default: return try WireCoding.decode(Self.self, from: raw)
+            }
+            events.append(Event(seq: seq, type: type, userId: userId, at: date, data: data))
+        }
+        return EventsSinceResult(events: events, last: last)
+    }
 }
 
 public struct MethodStats: Codable, Sendable {

@@ -583,8 +583,8 @@ public final class EventConsumer: Service, Sendable {
     /// One `events.since` call: the page after `after`.
     private func page(after: Int64) async throws -> (after: Int64, answer: EventsSinceResult) {
         let answer = try await producerRPC.call(
-            "events.since", EventsSince(after: after, limit: settings.catchUpPageSize), as: EventsSinceResult.self,
-            options: CallOptions(timeout: settings.rpcTimeout))
+            "events.since", EventsSince(after: after, limit: settings.catchUpPageSize),
+            options: CallOptions(timeout: settings.rpcTimeout), read: EventsSinceResult.read)
         return (after, answer)
     }
 }

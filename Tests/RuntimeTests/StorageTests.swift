@@ -266,6 +266,50 @@ struct InProcess {
             #expect(events.contains { $0.type == Outbox.redactedType } == (after < 2))
             let expected = try WireCoding.encoder.encode(EventsSinceResult(events: events, last: last))
             #expect(page == expected, "page after \(after): \(String(decoding: page, as: UTF8.self))")
+            // A consumer's reader gives what the decoder gives, a redacted event among them.
+            let read = try EventsSinceResult.read(page), decoded = try WireCoding.decode(EventsSinceResult.self, from: page)
+            #expect(read.events == decoded.events && read.last == decoded.last && read.events.count == events.count)
+        }
+    }
+
+    /// `EventsSinceResult.read` reads the pages `encodedPage` writes; any other shape is the
+    /// decoder's to read or refuse, with the decoder's own error.
+    @Test func aPageIsReadAsTheDecoderReadsIt() throws {
+        let event = #"{"seq":7,"type":"a.b","userId":"u1","at":"2026-05-01T14:45:00.250Z","data":{"x":[1,2.5,"s",null]}}"#
+        let pages = [
+            #"{"events":[\#(event)],"last":9}"#,
+            #"{"events":[],"last":0}"#,
+            #"{"events":[{"seq":1,"type":"t","at":"2026-05-01T14:45:00Z","data":{}}],"last":1}"#,  // no userId
+            #"{"events":[{"seq":1,"type":"t","userId":null,"at":"2026-05-01T14:45:00+02:00","data":null}],"last":1}"#,
+            #"{"extra":true,"events":[{"seq":1,"type":"t","at":"2026-05-01T14:45:00Z","data":1,"more":2}],"last":1}"#,
+            #"{"events":[{"seq":1e2,"type":"t","at":"2026-05-01T14:45:00Z","data":{}}],"last":100}"#,
+        ]
+        for page in pages {
+            let read = try EventsSinceResult.read(Data(page.utf8))
+            let decoded = try WireCoding.decode(EventsSinceResult.self, from: Data(page.utf8))
+            #expect(read.events == decoded.events && read.last == decoded.last, "\(page)")
+        }
+        let read = try EventsSinceResult.read(Data(pages[0].utf8))
+        #expect(read.last == 9 && read.events.map(\.seq) == [7] && read.events[0].userId == "u1")
+        #expect(read.events[0].data == (try JSONValue.parse(#"{"x":[1,2.5,"s",null]}"#)))
+        let refused = [
+            #"{"events":[{"seq":"7","type":"t","at":"2026-05-01T14:45:00Z","data":{}}],"last":7}"#,
+            #"{"events":[{"seq":7,"type":"t","userId":5,"at":"2026-05-01T14:45:00Z","data":{}}],"last":7}"#,
+            #"{"events":[{"seq":7,"type":"t","at":"yesterday","data":{}}],"last":7}"#,
+            #"{"events":[{"seq":7,"type":"t","at":"2026-05-01T14:45:00Z"}],"last":7}"#,
+            #"{"events":[{"seq":7,"type":"t","at":"2026-05-01T14:45:00Z","data":{}}]}"#,
+            #"{"events":{},"last":7}"#,
+            #"[1]"#,
+            #"{"events":[{"seq":7.5,"type":"t","at":"2026-05-01T14:45:00Z","data":{}}],"last":7}"#,
+        ]
+        for page in refused {
+            let decoderError = WireCoding.describe(
+                #expect(throws: (any Error).self) { try WireCoding.decode(EventsSinceResult.self, from: Data(page.utf8)) }
+                    ?? ServiceError(.internal, "none"))
+            let readerError = WireCoding.describe(
+                #expect(throws: (any Error).self) { try EventsSinceResult.read(Data(page.utf8)) }
+                    ?? ServiceError(.internal, "none"))
+            #expect(readerError == decoderError, "\(page)")
         }
     }
 }
