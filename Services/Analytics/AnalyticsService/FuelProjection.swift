@@ -322,51 +322,31 @@ enum FuelProjection {
     }
 
     /// Last, best and worst economy and the open segment, read through indexes and stored
-    /// on the vehicle so the stats query reads one row.
+    /// on the vehicle so the stats query reads one row. One statement: each part is a
+    /// subquery of the UPDATE (a part with no fill-up is NULL; the open segment's counts
+    /// are then 0). Four reads into rows and an update of fifteen bound values were a tenth
+    /// of a replay's writer (docs/operations.md, "Rebuild, a second look").
     static func refreshSummary(_ db: Database, vehicleId: String) throws {
-        let open = try Row.fetchOne(
-            db,
-            cached: """
-                SELECT openFills, openDistance, openVolume FROM fill WHERE vehicleId = ?
-                ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1
-                """, arguments: [vehicleId])
-        let last = try Row.fetchOne(
-            db,
-            cached: """
-                SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND outcome = 'closed'
-                ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1
-                """, arguments: [vehicleId])
-        let best = try Row.fetchOne(
-            db,
-            cached: """
-                SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND ratio IS NOT NULL
-                ORDER BY ratio DESC LIMIT 1
-                """, arguments: [vehicleId])
-        let worst = try Row.fetchOne(
-            db,
-            cached: """
-                SELECT id, date, segmentDistance, segmentVolume FROM fill WHERE vehicleId = ? AND ratio IS NOT NULL
-                ORDER BY ratio ASC LIMIT 1
-                """, arguments: [vehicleId])
-        func fields(_ row: Row?) -> [(any DatabaseValueConvertible)?] {
-            [
-                row?["id"] as String?, row?["date"] as Int64?, row?["segmentDistance"] as Int64?,
-                row?["segmentVolume"] as Int64?,
-            ]
-        }
-        let arguments: [(any DatabaseValueConvertible)?] =
-            [
-                open?["openFills"] as Int? ?? 0, open?["openDistance"] as Int64? ?? 0,
-                open?["openVolume"] as Int64? ?? 0,
-            ] + fields(last) + fields(best) + fields(worst) + [vehicleId]
         try db.execute(
             cached: """
-                UPDATE vehicle SET openFills = ?, openDistance = ?, openVolume = ?,
-                    lastFillId = ?, lastDate = ?, lastDistance = ?, lastVolume = ?,
-                    bestFillId = ?, bestDate = ?, bestDistance = ?, bestVolume = ?,
-                    worstFillId = ?, worstDate = ?, worstDistance = ?, worstVolume = ?
-                WHERE id = ?
-                """, arguments: StatementArguments(arguments))
+                UPDATE vehicle SET
+                    (openFills, openDistance, openVolume) = (
+                        SELECT ifnull(o.openFills, 0), ifnull(o.openDistance, 0), ifnull(o.openVolume, 0)
+                        FROM (SELECT 1) LEFT JOIN (
+                            SELECT openFills, openDistance, openVolume FROM fill WHERE vehicleId = ?1
+                            ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1) AS o),
+                    (lastFillId, lastDate, lastDistance, lastVolume) = (
+                        SELECT id, date, segmentDistance, segmentVolume FROM fill
+                        WHERE vehicleId = ?1 AND outcome = 'closed'
+                        ORDER BY date DESC, odoKey DESC, id DESC LIMIT 1),
+                    (bestFillId, bestDate, bestDistance, bestVolume) = (
+                        SELECT id, date, segmentDistance, segmentVolume FROM fill
+                        WHERE vehicleId = ?1 AND ratio IS NOT NULL ORDER BY ratio DESC LIMIT 1),
+                    (worstFillId, worstDate, worstDistance, worstVolume) = (
+                        SELECT id, date, segmentDistance, segmentVolume FROM fill
+                        WHERE vehicleId = ?1 AND ratio IS NOT NULL ORDER BY ratio ASC LIMIT 1)
+                WHERE id = ?1
+                """, arguments: [vehicleId])
     }
 }
 
