@@ -187,8 +187,13 @@ public struct AnalyticsService: Sendable {
 
     static func router(_ router: Router, database: any DatabaseReader, now: @escaping @Sendable () -> Date) -> Router {
         var router = router
+        // `fuel.stats` and `suggest` read a few stored rows through an index (a vehicle and its
+        // spend per currency; a user's tally rows of one filter, one per bait and water), so
+        // they run on the handler's thread (`pointRead`): handing them to a reader's queue and
+        // back cost more than the read, and the wake-ups were most of their p99
+        // (docs/operations.md, "Rebuild, a second look").
         router.read(FuelMethods.stats) { body, context in
-            try await database.read { db in try FuelQueries.stats(db, userId: context.userId, body: body) }
+            try database.pointRead { db in try FuelQueries.stats(db, userId: context.userId, body: body) }
         }
         router.read(FuelMethods.economy) { body, context in
             try await database.read { db in try FuelQueries.economy(db, userId: context.userId, body: body) }
@@ -204,7 +209,7 @@ public struct AnalyticsService: Sendable {
             return try await database.read { db in try TimeQueries.summary(db, userId: context.userId, now: at) }
         }
         router.read(SuggestMethods.suggest) { body, context in
-            try await database.read { db in try SuggestQueries.suggest(db, userId: context.userId, body: body) }
+            try database.pointRead { db in try SuggestQueries.suggest(db, userId: context.userId, body: body) }
         }
         return router
     }
