@@ -522,11 +522,12 @@ public struct EventsSinceResult: Codable, Sendable {
 
     /// A page read from its bytes: parsed once, and each event taken from the parsed values
     /// as they are, its payload kept as parsed. The decoder turned the parsed page into
-    /// events through `Decoder`'s containers and built every payload's objects again: a
-    /// quarter of a consumer's time decoding a replay's pages (docs/operations.md, "Rebuild,
-    /// a second look"). Anything but the shape `encodedPage` writes (a field missing or of
-    /// another type) is decoded by the decoder, so the result or the error is the
-    /// decoder's (Tests/RuntimeTests/StorageTests.swift compares the two).
+    /// events through `Decoder`'s containers and built every payload's objects again; with
+    /// `JSONNumber.isShortCanonical`, the threads decoding a replay's pages went from 0.7 of
+    /// a core to 0.4 (docs/operations.md, "Rebuild, a second look"). Anything but the shape
+    /// `encodedPage` writes (a field missing or of another type) is decoded by the decoder,
+    /// so the result or the error is the decoder's (Tests/RuntimeTests/StorageTests.swift
+    /// compares the two).
     public static func read(_ raw: Data) throws -> EventsSinceResult {
         guard case .object(let page)? = try? JSONValue.parse(raw), case .array(let items)? = page["events"],
             let last = page["last"]?.int64Value
