@@ -131,11 +131,20 @@ public protocol EventSink: Sendable {
     /// Whether events of this type change anything here. The consumer reads only the
     /// sequence number of the others (it still needs it to notice gaps), not their payload.
     func handles(_ type: String) -> Bool
+    /// Applies events of a backlog: a full `events.since` page of a catch-up, with more
+    /// known to follow at once. A sink may leave state derived from them out of date until
+    /// `settle`, when the same work for many pages costs less done once.
+    func applyBacklog(_ events: [Event]) async throws
+    /// Brings up to date what backlog pages left behind. Called whenever a catch-up ends
+    /// (nothing more to read), so nothing stays behind once the consumer has caught up.
+    func settle() async throws
 }
 
 extension EventSink {
     public func rewind(to seq: Int64) async throws {}
     public func handles(_ type: String) -> Bool { true }
+    public func applyBacklog(_ events: [Event]) async throws { try await apply(events) }
+    public func settle() async throws {}
 }
 
 /// The usual sink: applies a batch of events in one transaction of the consumer's own
@@ -146,6 +155,9 @@ extension EventSink {
 /// memory and is stored with the next batch that changes something, or once it is
 /// `lazyCheckpointLimit` events ahead. A crash before that replays only events that
 /// change nothing here, so the effect is still exactly once.
+///
+/// With `backlog`, a catch-up's full pages go to its handler instead, and its `settle`
+/// runs in a transaction of its own when the catch-up ends (`EventSink.settle`).
 public struct DatabaseEventSink: EventSink {
     public let producer: String
     public let writer: any DatabaseWriter
@@ -154,9 +166,31 @@ public struct DatabaseEventSink: EventSink {
     public let batchHandler: @Sendable (Database, [Event]) throws -> Void
     /// Event-type prefixes the handler acts on; nil: every type.
     public let types: [String]?
+    /// How backlog pages are applied and settled; nil: like any other batch.
+    public let backlog: Backlog?
     /// How far the stored checkpoint may trail events that changed nothing here.
     public static let lazyCheckpointLimit: Int64 = 1_000
     private let skipped = SkippedPosition()
+    private let unsettled = Unsettled()
+
+    /// A handler for a catch-up's full pages that may leave derived state behind, and the
+    /// work that brings it up to date. Whatever `batch` leaves behind must be recorded in
+    /// the database, in the batch's transaction: `settle` may run in another process (the
+    /// first catch-up after a crash settles whatever the last one left), and a live batch
+    /// (the plain handler) may come first, so the plain handler must not trust state a
+    /// backlog batch left behind either.
+    public struct Backlog: Sendable {
+        public var batch: @Sendable (Database, [Event]) throws -> Void
+        public var settle: @Sendable (Database) throws -> Void
+
+        public init(
+            batch: @escaping @Sendable (Database, [Event]) throws -> Void,
+            settle: @escaping @Sendable (Database) throws -> Void
+        ) {
+            self.batch = batch
+            self.settle = settle
+        }
+    }
 
     /// A handler called once per event.
     public init(
@@ -174,12 +208,13 @@ public struct DatabaseEventSink: EventSink {
     @_disfavoredOverload
     public init(
         producer: String, writer: any DatabaseWriter, types: [String]? = nil,
-        batch: @escaping @Sendable (Database, [Event]) throws -> Void
+        batch: @escaping @Sendable (Database, [Event]) throws -> Void, backlog: Backlog? = nil
     ) {
         self.producer = producer
         self.writer = writer
         self.types = types
         self.batchHandler = batch
+        self.backlog = backlog
     }
 
     /// Whether the handler acts on events of this type.
@@ -200,6 +235,25 @@ public struct DatabaseEventSink: EventSink {
     }
 
     public func apply(_ events: [Event]) async throws {
+        try await apply(events, handler: batchHandler)
+    }
+
+    public func applyBacklog(_ events: [Event]) async throws {
+        guard let backlog else { return try await apply(events) }
+        // Marked before the transaction: one that fails may still have been committed.
+        unsettled.set(true)
+        try await apply(events, handler: backlog.batch)
+    }
+
+    /// Runs the backlog's `settle` when this sink may have left something behind: after a
+    /// backlog batch, and once per process (an earlier one may have stopped mid-backlog).
+    public func settle() async throws {
+        guard let backlog, unsettled.get() else { return }
+        try await writer.write { try backlog.settle($0) }
+        unsettled.set(false)
+    }
+
+    private func apply(_ events: [Event], handler: @escaping @Sendable (Database, [Event]) throws -> Void) async throws {
         guard let last = events.map(\.seq).max() else { return }
         if !events.contains(where: { handles($0.type) }), skipped.skip(to: last, limit: Self.lazyCheckpointLimit) {
             return
@@ -213,12 +267,19 @@ public struct DatabaseEventSink: EventSink {
                 if handles(event.type) { due.append(event) }
                 current = event.seq
             }
-            if !due.isEmpty { try batchHandler(db, due) }
+            if !due.isEmpty { try handler(db, due) }
             try Checkpoint.set(db, producer: producer, seq: current)
             return current
         }
         skipped.reset(stored: stored)
     }
+}
+
+/// Whether a `DatabaseEventSink`'s backlog may need settling (true until it first settles).
+private final class Unsettled: Sendable {
+    private let value = Mutex(true)
+    func get() -> Bool { value.withLock { $0 } }
+    func set(_ newValue: Bool) { value.withLock { $0 = newValue } }
 }
 
 /// A `DatabaseEventSink`'s position held in memory past its stored checkpoint.
@@ -534,11 +595,19 @@ public final class EventConsumer: Service, Sendable {
         return "\(type(of: error))"
     }
 
-    /// Replays everything after `position` from the producer; returns the new position.
-    /// The next page is asked for while this one is applied: the producer reads and sends
-    /// it, and this process reads it, while the sink's transaction runs, where each waited
-    /// for the other (docs/operations.md, "A rebuild through the wire").
+    /// Replays everything after `position` from the producer, then lets the sink settle
+    /// what its backlog pages left behind; returns the new position.
     private func catchUp(from position: Int64) async throws -> Int64 {
+        let position = try await replay(from: position)
+        try await sink.settle()
+        return position
+    }
+
+    /// Full pages go to the sink as a backlog (more follows at once), the last one as
+    /// events like any other. The next page is asked for while this one is applied: the
+    /// producer reads and sends it, and this process reads it, while the sink's transaction
+    /// runs, where each waited for the other (docs/operations.md, "A rebuild through the wire").
+    private func replay(from position: Int64) async throws -> Int64 {
         var position = position
         var pages = 0
         // The pages' decoded events are freed, but the C allocator keeps what they took.
@@ -571,7 +640,7 @@ public final class EventConsumer: Service, Sendable {
             let more = answer.events.count >= settings.catchUpPageSize
             let ahead = events.last!.seq
             async let next = more ? page(after: ahead) : nil
-            try await sink.apply(events)
+            if more { try await sink.applyBacklog(events) } else { try await sink.apply(events) }
             pages += 1
             position = try await sink.position() ?? ahead
             recordApplied(position)

@@ -45,6 +45,9 @@ public struct Subscription: Sendable {
     public var feedsReplies: Bool
     /// Given each batch whole, in the batch's transaction, before its checkpoint.
     public var batch: @Sendable (Database, [Event]) throws -> Void
+    /// How a catch-up's full pages are applied and settled (`DatabaseEventSink.Backlog`);
+    /// nil: like any other batch.
+    public var backlog: DatabaseEventSink.Backlog?
 
     /// A handler that takes one event at a time.
     public init(
@@ -59,12 +62,13 @@ public struct Subscription: Sendable {
     /// A handler that takes a whole batch (one that gathers aggregates and writes them once).
     public init(
         _ producer: String, types: [String]? = nil, feedsReplies: Bool = false,
-        batch: @escaping @Sendable (Database, [Event]) throws -> Void
+        batch: @escaping @Sendable (Database, [Event]) throws -> Void, backlog: DatabaseEventSink.Backlog? = nil
     ) {
         self.producer = producer
         self.types = types
         self.feedsReplies = feedsReplies
         self.batch = batch
+        self.backlog = backlog
     }
 }
 
@@ -125,7 +129,7 @@ extension ServiceHost {
                 running.append(
                     try consumer(
                         of: producer, configuration: configuration, feedsReplies: subscription.feedsReplies,
-                        types: subscription.types, batch: subscription.batch))
+                        types: subscription.types, batch: subscription.batch, backlog: subscription.backlog))
             }
         }
         return services(

@@ -116,18 +116,19 @@ public final class ServiceHost: Sendable {
             batch: { db, events in for event in events { try handler(db, event) } })
     }
 
-    /// The same with a handler given each batch whole (`DatabaseEventSink(batch:)`).
+    /// The same with a handler given each batch whole (`DatabaseEventSink(batch:)`), and
+    /// optionally one for a catch-up's full pages (`DatabaseEventSink.Backlog`).
     @_disfavoredOverload
     public func consumer(
         of producer: String, configuration: StackConfiguration, feedsReplies: Bool = false, types: [String]? = nil,
-        batch: @escaping @Sendable (Database, [Event]) throws -> Void
+        batch: @escaping @Sendable (Database, [Event]) throws -> Void, backlog: DatabaseEventSink.Backlog? = nil
     ) throws -> EventConsumer {
         let client = try ServiceClient(
             service: producer, endpoint: configuration.endpoint(producer), settings: ClientSettings(configuration: configuration))
         let consumer = EventConsumer(
             settings: .init(
                 producer: producer, eventsEndpoint: configuration.eventsEndpoint(producer), curve: configuration.curve),
-            producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, types: types, batch: batch),
+            producerRPC: client, sink: DatabaseEventSink(producer: producer, writer: database, types: types, batch: batch, backlog: backlog),
             feedsReplies: feedsReplies, stallAfter: try configuration.stallAfter(), logger: logger)
         health.register(consumer.progress)
         return consumer

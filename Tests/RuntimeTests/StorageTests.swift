@@ -205,6 +205,114 @@ struct InProcess {
     }
 }
 
+/// A catch-up gives its full pages to the sink as a backlog and the last, shorter one as
+/// plain events, then lets the sink settle, in a transaction of its own, also when the last
+/// page was full (the page after it is empty); a sink settles once per process and after
+/// backlog batches, not after live ones.
+@Suite struct BacklogCatchUpTests {
+    /// What the sink's handlers saw, in order: "backlog 1-3", "live 22-23", "settle".
+    final class Calls: Sendable {
+        let log = Mutex<[String]>([])
+        func add(_ entry: String) { log.withLock { $0.append(entry) } }
+        var entries: [String] { log.withLock { $0 } }
+    }
+
+    func sink(_ db: any DatabaseWriter, _ calls: Calls) -> DatabaseEventSink {
+        @Sendable func range(_ events: [Event]) -> String { "\(events.first!.seq)-\(events.last!.seq)" }
+        @Sendable func seen(_ db: Database, _ events: [Event]) throws {
+            for event in events { try db.execute(sql: "INSERT INTO seen (seq) VALUES (?)", arguments: [event.seq]) }
+        }
+        return DatabaseEventSink(
+            producer: "test", writer: db,
+            batch: { db, events in
+                calls.add("live \(range(events))")
+                try seen(db, events)
+            },
+            backlog: DatabaseEventSink.Backlog(
+                batch: { db, events in
+                    calls.add("backlog \(range(events))")
+                    try seen(db, events)
+                },
+                settle: { db in
+                    // its own transaction: nothing of a page is pending in it
+                    #expect(db.isInsideTransaction)
+                    calls.add("settle")
+                }))
+    }
+
+    func database(_ path: String) throws -> any DatabaseWriter {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: "CREATE TABLE seen (n INTEGER PRIMARY KEY, seq INTEGER NOT NULL UNIQUE)")
+        }
+        return try ServiceDatabase.open(DatabaseSettings(path: path), migrator: migrator)
+    }
+
+    @Test func fullPagesAreABacklogAndTheCatchUpSettles() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        try await withRunningService { endpoint, host, dir in
+            let client = try ServiceClient(service: "test", endpoint: endpoint)
+            for i in 1...23 {
+                _ = try await client.call("test.note.add", NoteBody(text: "n\(i)"), as: NoteResult.self)
+            }
+            // 23 events in pages of 3: seven full pages, then 22-23. Then one more event, so
+            // that 24 is a full page whose next page is empty.
+            for (name, last) in [("partial", Int64(23)), ("full", 24)] {
+                if last == 24 {
+                    _ = try await client.call("test.note.add", NoteBody(text: "n24"), as: NoteResult.self)
+                }
+                let consumerDB = try database("\(scratch.path)/\(name).sqlite")
+                let calls = Calls()
+                var logger = Logger(label: "consumer")
+                logger.logLevel = .critical
+                let consumer = EventConsumer(
+                    settings: .init(
+                        producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock",
+                        pollInterval: .seconds(30), catchUpPageSize: 3),
+                    producerRPC: client, sink: sink(consumerDB, calls), logger: logger)
+                let task = Task { try await consumer.run() }
+                for _ in 0..<300 where !calls.entries.contains("settle") {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                task.cancel()
+                _ = await task.result
+                let pages = stride(from: Int64(1), through: 22, by: 3).map { "backlog \($0)-\($0 + 2)" }
+                let expected =
+                    last == 23
+                    ? Array(pages.prefix(7)) + ["live 22-23", "settle"]
+                    : pages + ["settle"]
+                #expect(calls.entries == expected, "\(name)")
+                let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY n") }
+                #expect(seen == Array(1...last), "\(name)")
+            }
+        }
+    }
+
+    @Test func aSinkSettlesOncePerProcessAndAfterABacklog() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let db = try database("\(scratch.path)/c.sqlite")
+        let calls = Calls()
+        let sink = sink(db, calls)
+        func event(_ seq: Int64) -> Event { Event(seq: seq, type: "note.added", userId: nil, at: Date(), data: [:]) }
+        try await sink.settle()  // a process's first: an earlier one may have left a backlog
+        try await sink.settle()
+        try await sink.apply([event(1)])
+        try await sink.settle()
+        try await sink.applyBacklog([event(2), event(3)])
+        try await sink.settle()
+        try await sink.settle()
+        #expect(calls.entries == ["settle", "live 1-1", "backlog 2-3", "settle"])
+
+        // Without a backlog handler, a backlog is a batch like any other and nothing settles.
+        let plain = DatabaseEventSink(producer: "plain", writer: db) { _, events in calls.add("plain \(events.count)") }
+        try await plain.applyBacklog([event(1), event(2)])
+        try await plain.settle()
+        #expect(calls.entries.suffix(1) == ["plain 2"])
+    }
+}
+
 @Suite struct IdempotencyRetentionTests {
     @Test func keysOlderThanTheRetentionArePruned() async throws {
         let service = try InProcess()
