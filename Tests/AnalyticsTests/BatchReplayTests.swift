@@ -305,3 +305,123 @@ extension SplitMix {
         return list[next(below: list.count)]
     }
 }
+
+/// A catch-up's full pages leave the catch counters behind (only the users they would have
+/// changed are recorded) and the counters are recounted once when it ends, or before a live
+/// batch counts anything (AnalyticsService.backlog, CatchProjection.settle). Whatever the
+/// cuts, and with live batches in between, the end state is what one event at a time stores.
+@Suite struct BacklogReplayTests {
+    let replays = BatchReplayTests()
+
+    /// A sink per producer with the consumer's backlog handling (throwing on an unreadable payload).
+    func sinks(_ h: Harness) -> [String: DatabaseEventSink] {
+        Dictionary(
+            uniqueKeysWithValues: ["records", "weather-fetcher"].map { producer in
+                (
+                    producer,
+                    DatabaseEventSink(
+                        producer: producer, writer: h.service.host.database,
+                        batch: AnalyticsService.applyBatch(producer), backlog: AnalyticsService.applyBacklog(producer))
+                )
+            })
+    }
+
+    func staleUsers(_ h: Harness) async throws -> [String] {
+        try await h.read { try String.fetchAll($0, sql: "SELECT userId FROM catchTallyStale ORDER BY userId") }
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func aBacklogSettledStoresWhatOneEventAtATimeStores(seed: UInt64) async throws {
+        let live = try await replays.live(replays.history(seed: seed))
+        let expected = try await replays.dump(live)
+        var streams = [("records", live.events["records"] ?? []), ("weather-fetcher", live.events["weather-fetcher"] ?? [])]
+        var random = SplitMix(seed: seed &* 131)
+        // Random cuts, each one a backlog page, or (one in four) a live batch.
+        var schedule: [(producer: String, events: [Event], backlog: Bool)] = []
+        while streams.contains(where: { !$0.1.isEmpty }) {
+            let i = streams[0].1.isEmpty ? 1 : streams[1].1.isEmpty ? 0 : random.next(below: 2)
+            let size = min(streams[i].1.count, [1, 3, 20, 90][random.next(below: 4)])
+            schedule.append((streams[i].0, Array(streams[i].1.prefix(size)), random.next(below: 4) != 0))
+            streams[i].1.removeFirst(size)
+        }
+        #expect(schedule.contains { !$0.backlog } && schedule.contains { $0.backlog })
+        // How the two streams interleave decides which answer a catch ends with, so the
+        // reference is the same schedule one event at a time (fuel is records' alone).
+        let single = try await replays.dump(replays.replay(schedule.map { ($0.producer, $0.events) }, batched: false))
+        for table in ["vehicle", "fill", "fuelSpend"] { #expect(single[table] == expected[table], "\(table)") }
+
+        // Every page a backlog: the counters stay behind until the sinks settle.
+        let behind = try Harness()
+        let behindSinks = sinks(behind)
+        for part in schedule { try await behindSinks[part.producer]!.applyBacklog(part.events) }
+        #expect(try await staleUsers(behind) == ["alice", "bob", "carol"])
+        #expect(try await replays.dump(behind)["catchTally"] != single["catchTally"])
+        for sink in behindSinks.values { try await sink.settle() }
+        #expect(try await staleUsers(behind).isEmpty)
+        #expect(try await replays.dump(behind) == single)
+
+        // Backlog pages and live batches mixed: a live batch that counts recounts first.
+        let mixed = try Harness()
+        let mixedSinks = sinks(mixed)
+        for part in schedule {
+            let sink = mixedSinks[part.producer]!
+            if part.backlog {
+                try await sink.applyBacklog(part.events)
+            } else {
+                try await sink.apply(part.events)
+                // a live batch that counts leaves no counter behind
+                if part.events.contains(where: { $0.type.hasPrefix("catch.") || $0.type.hasPrefix("conditions.") }) {
+                    #expect(try await staleUsers(mixed).isEmpty)
+                }
+            }
+        }
+        for sink in mixedSinks.values { try await sink.settle() }
+        #expect(try await replays.dump(mixed) == single)
+    }
+
+    /// Counters left behind by a process that stopped mid-backlog are recounted by the next
+    /// one: by its first settle, or first by a live batch that counts (here one deleting a
+    /// catch counted only by the recount, which would otherwise take a count below zero or
+    /// leave it counted).
+    @Test func countersLeftBehindSurviveARestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("backlog-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let live = try await replays.live(replays.history(seed: 11))
+        let records = live.events["records"] ?? [], weather = live.events["weather-fetcher"] ?? []
+        let catches = records.filter { $0.type == "catch.created" }
+        #expect(catches.count > 5)
+        // the history, then a live delete of its first catch (if it still exists, it goes)
+        let gone = catches[0]
+        let delete = Event(
+            seq: Int64(records.count + 1), type: "catch.deleted", userId: gone.userId, at: day(10),
+            data: ["id": gone.data["id"] ?? .null, "userId": .string(gone.userId ?? "")])
+        let expected = try await {
+            let h = try Harness()
+            for producer in ["weather-fetcher", "records"] {
+                try await DatabaseEventSink(
+                    producer: producer, writer: h.service.host.database, handler: AnalyticsService.apply(producer)
+                ).apply(producer == "records" ? records + [delete] : weather)
+            }
+            return try await replays.dump(h)
+        }()
+
+        for settleFirst in [true, false] {
+            let path = "\(directory)/analytics-\(settleFirst).sqlite"
+            do {
+                let first = try Harness(path: path)
+                let firstSinks = sinks(first)
+                try await firstSinks["weather-fetcher"]!.applyBacklog(weather)
+                try await firstSinks["records"]!.applyBacklog(records)
+                // stops here, before its catch-up ends
+            }
+            let second = try Harness(path: path)
+            #expect(try await staleUsers(second) == ["alice", "bob", "carol"])
+            let secondSinks = sinks(second)
+            if settleFirst { try await secondSinks["records"]!.settle() }
+            try await secondSinks["records"]!.apply([delete])
+            #expect(try await staleUsers(second).isEmpty)
+            #expect(try await replays.dump(second) == expected, "settle first: \(settleFirst)")
+        }
+    }
+}

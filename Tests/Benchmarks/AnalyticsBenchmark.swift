@@ -37,6 +37,12 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
     var quick = false
     @Flag(help: "Write the aggregates after every event (the live path's pattern, and the code before batching) instead of once per batch.")
     var perEvent = false
+    @Flag(
+        help: """
+            Apply each batch as live events (catch counters written per batch) instead of as a \
+            catch-up's backlog (counters recounted once per user at the end, as a rebuild does).
+            """)
+    var liveBatches = false
 
     func run() async throws {
         let root = directory ?? "/tmp/lb-bench-analytics-\(ProcessInfo.processInfo.processIdentifier)"
@@ -81,7 +87,8 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
                 ? DatabaseEventSink(
                     producer: producer, writer: service.host.database, handler: AnalyticsService.apply(producer))
                 : DatabaseEventSink(
-                    producer: producer, writer: service.host.database, batch: AnalyticsService.applyBatch(producer))
+                    producer: producer, writer: service.host.database, batch: AnalyticsService.applyBatch(producer),
+                    backlog: liveBatches ? nil : AnalyticsService.applyBacklog(producer))
         }
         let records = sink("records")
         let weather = sink("weather-fetcher")
@@ -91,12 +98,14 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         let start = clock.now
         var loaded = 0
         var lastReport = start
-        // The next batch is generated while the current one is applied (on GRDB's writer queue).
+        // The next batch is generated while the current one is applied (on GRDB's writer
+        // queue). Each batch is applied as a catch-up applies a full page; the counters
+        // left behind are settled at the end, inside the time, as when a catch-up ends.
         var next = workload.next(batch)
         while let (recordEvents, weatherEvents) = next {
             async let applied: Void = {
-                try await records.apply(recordEvents)
-                if !weatherEvents.isEmpty { try await weather.apply(weatherEvents) }
+                try await records.applyBacklog(recordEvents)
+                if !weatherEvents.isEmpty { try await weather.applyBacklog(weatherEvents) }
             }()
             next = workload.next(batch)
             try await applied
@@ -106,6 +115,8 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
                 say("  loaded \(loaded) events in \(seconds(clock.now - start)) s")
             }
         }
+        try await records.settle()
+        try await weather.settle()
         let loadTime = clock.now - start
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         say(

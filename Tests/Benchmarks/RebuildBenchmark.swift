@@ -37,8 +37,10 @@ struct RebuildBenchmark: AsyncParsableCommand {
     }
 
     /// The events replayed and the seconds from the consumers' start until both had applied
-    /// their producer's last event.
-    static func measure(size: Int, users: Int, page: Int? = nil) async throws -> (events: Int, seconds: Double) {
+    /// their producer's last event and no catch counter was left behind.
+    static func measure(size: Int, users: Int, page: Int? = nil) async throws
+        -> (events: Int, seconds: Double)
+    {
         let directory = "/tmp/lb-bench-rebuild-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -91,7 +93,8 @@ struct RebuildBenchmark: AsyncParsableCommand {
                         catchUpPageSize: page ?? EventConsumer.Settings.defaultCatchUpPageSize),
                     producerRPC: client,
                     sink: DatabaseEventSink(
-                        producer: name, writer: analytics.host.database, batch: analytics.batchHandler(for: name)),
+                        producer: name, writer: analytics.host.database, batch: analytics.batchHandler(for: name),
+                        backlog: analytics.backlog(for: name)),
                     feedsReplies: true, logger: logger))
         }
         defer { for client in clients { client.close() } }
@@ -113,7 +116,18 @@ struct RebuildBenchmark: AsyncParsableCommand {
             var lastReport = start
             var applied: Int64 = 0
             var lastProgress = start
-            while zip(consumers, last).contains(where: { $0.progress.status.position < $1 }) {
+            // Done when every event is applied and no catch counter is left behind (a
+            // catch-up settles those after its last page: CatchProjection.settle).
+            func settled() async throws -> Bool {
+                try await analytics.host.database.read {
+                    try Bool.fetchOne($0, sql: "SELECT NOT EXISTS (SELECT 1 FROM catchTallyStale)") ?? false
+                }
+            }
+            func done() async throws -> Bool {
+                if zip(consumers, last).contains(where: { $0.progress.status.position < $1 }) { return false }
+                return try await settled()
+            }
+            while try await !done() {
                 let now = consumers.reduce(Int64(0)) { $0 + $1.progress.status.position }
                 if now != applied { (applied, lastProgress) = (now, clock.now) }
                 if clock.now - lastReport > .seconds(15) {

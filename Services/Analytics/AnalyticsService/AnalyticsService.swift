@@ -51,10 +51,12 @@ public struct AnalyticsService: Sendable {
         Self.batchHandler(for: producer, logger: host.logger)
     }
 
-    static func batchHandler(for producer: String, logger: Logger) -> @Sendable (Database, [Event]) throws -> Void {
+    static func batchHandler(for producer: String, logger: Logger, defersTally: Bool = false)
+        -> @Sendable (Database, [Event]) throws -> Void
+    {
         let apply = Self.applyEach(producer)
         return { db, events in
-            let batch = ProjectionBatch()
+            let batch = ProjectionBatch(defersTally: defersTally)
             for event in events {
                 do {
                     try apply(db, event, batch)
@@ -69,6 +71,26 @@ public struct AnalyticsService: Sendable {
             }
             try batch.flush(db)
         }
+    }
+
+    /// How a consumer of `producer` applies a catch-up's full pages: as `batchHandler` does,
+    /// except that the catch counters are recounted once for each user whose catches or
+    /// answers the pages changed, when the catch-up ends (`CatchProjection.settle`), rather
+    /// than changed per page: in a rebuild most pages change most users' counters again.
+    /// Nil for producers whose events change no counter.
+    public func backlog(for producer: String) -> DatabaseEventSink.Backlog? {
+        Self.backlog(for: producer, logger: host.logger)
+    }
+
+    static func backlog(for producer: String, logger: Logger) -> DatabaseEventSink.Backlog? {
+        guard Self.countsCatches(producer) else { return nil }
+        return DatabaseEventSink.Backlog(
+            batch: batchHandler(for: producer, logger: logger, defersTally: true), settle: CatchProjection.settle)
+    }
+
+    /// Records (catches) and weather-fetcher (their answers) change catch counters.
+    static func countsCatches(_ producer: String) -> Bool {
+        StackConfiguration.shard(of: producer) != nil || producer == "weather-fetcher"
     }
 
     /// `batchHandler` for one event at a time.
@@ -87,14 +109,23 @@ public struct AnalyticsService: Sendable {
         }
     }
 
-    /// The projection code for a batch of one producer's events (throws on an unreadable payload).
-    public static func applyBatch(_ producer: String) -> @Sendable (Database, [Event]) throws -> Void {
+    /// The projection code for a batch of one producer's events (throws on an unreadable
+    /// payload); `defersTally`: as a backlog batch applies them (`backlog(for:)`).
+    public static func applyBatch(_ producer: String, defersTally: Bool = false)
+        -> @Sendable (Database, [Event]) throws -> Void
+    {
         let each = applyEach(producer)
         return { db, events in
-            let batch = ProjectionBatch()
+            let batch = ProjectionBatch(defersTally: defersTally)
             for event in events { try each(db, event, batch) }
             try batch.flush(db)
         }
+    }
+
+    /// `backlog(for:)` with `applyBatch`'s handler (throws on an unreadable payload).
+    public static func applyBacklog(_ producer: String) -> DatabaseEventSink.Backlog? {
+        guard countsCatches(producer) else { return nil }
+        return DatabaseEventSink.Backlog(batch: applyBatch(producer, defersTally: true), settle: CatchProjection.settle)
     }
 
     static func applyEach(_ producer: String) -> @Sendable (Database, Event, ProjectionBatch) throws -> Void {
@@ -233,7 +264,9 @@ extension AnalyticsService: LogbookService {
         return ServiceAssembly(
             router: router(host.makeRouter(), database: host.database, now: now),
             subscriptions: producers.map {
-                Subscription($0, feedsReplies: true, batch: batchHandler(for: $0, logger: host.logger))
+                Subscription(
+                    $0, feedsReplies: true, batch: batchHandler(for: $0, logger: host.logger),
+                    backlog: backlog(for: $0, logger: host.logger))
             })
     }
 }

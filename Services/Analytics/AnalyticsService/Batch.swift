@@ -88,11 +88,27 @@ final class ProjectionBatch {
     /// The statements this batch runs, by their SQL's address (the SQL is a literal).
     private var statements: [UInt: Bound] = [:]
 
-    init() {
+    /// A batch of a catch-up's backlog: catch counters are not changed, only the users whose
+    /// counters would have changed are recorded (`catchTallyStale`), to be recounted once
+    /// when the catch-up ends (`CatchProjection.settle`).
+    let defersTally: Bool
+    /// The users whose counters this batch left behind (`defersTally`).
+    private var staleUsers: Set<String> = []
+    /// A live batch has recounted the users an earlier backlog left behind (`CatchProjection.prepareTally`).
+    var tallySettled = false
+    /// None of the catchTally rows this batch counts is stored (a recount deleted them
+    /// first): each is inserted without trying to merge it into a stored one.
+    var tallyRowsAbsent = false
+
+    init(defersTally: Bool = false) {
+        self.defersTally = defersTally
         numbers[CatchProjection.any] = 0
         texts = [Self.hold(CatchProjection.any)]
         anyName = 0
     }
+
+    /// A user's counters are left behind by this (backlog) batch.
+    func leaveBehind(_ userId: String) { staleUsers.insert(userId) }
 
     /// `sql` prepared (from the connection's cache) once per batch.
     func statement(_ db: Database, _ sql: StaticString) throws -> Bound {
@@ -240,14 +256,16 @@ final class ProjectionBatch {
             }
             if changes.isEmpty { continue }
             // the stored row merged in place (Tally.swift, "Merged in place")
-            bind(update, row)
-            let request = try TallyCounts.runMerge(update, parameter: 5, changes)
-            if request.merged > 0 {
-                if request.empty {
-                    bind(delete, row)
-                    try delete.run()
+            if !tallyRowsAbsent {
+                bind(update, row)
+                let request = try TallyCounts.runMerge(update, parameter: 5, changes)
+                if request.merged > 0 {
+                    if request.empty {
+                        bind(delete, row)
+                        try delete.run()
+                    }
+                    continue
                 }
-                continue
             }
             // not stored yet
             scratch.removeAll(keepingCapacity: true)
@@ -265,6 +283,14 @@ final class ProjectionBatch {
     /// Writes everything gathered and starts empty.
     func flush(_ db: Database) throws {
         if !counted.isEmpty { try flushTally(db) }
+        if !staleUsers.isEmpty {
+            let insert = try statement(db, "INSERT OR IGNORE INTO catchTallyStale (userId) VALUES (?)")
+            for userId in staleUsers {
+                insert.bind(1, userId)
+                try insert.run()
+            }
+            staleUsers.removeAll()
+        }
 
         for (key, change) in spend where !change.isZero {
             try db.execute(

@@ -284,6 +284,11 @@ enum Schema {
             try write()
             try db.execute(sql: "DROP TABLE catchTallyCounts")
         }
+        // the users whose catch counters a catch-up's backlog left behind, recounted from
+        // their catches and answers when it ends (CatchProjection.settle)
+        migrator.registerMigration("analytics.tallyStale") { db in
+            try db.execute(sql: "CREATE TABLE catchTallyStale (userId TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID")
+        }
         return migrator
     }
 
@@ -303,6 +308,7 @@ enum Schema {
         "DELETE FROM catchConditions WHERE userId = ? OR catchId IN (SELECT id FROM fishCatch WHERE userId = ?1)",
         "DELETE FROM fishCatch WHERE userId = ?",
         "DELETE FROM catchTally WHERE userId = ?",
+        "DELETE FROM catchTallyStale WHERE userId = ?",
         "DELETE FROM userZone WHERE userId = ?",
     ]
 }

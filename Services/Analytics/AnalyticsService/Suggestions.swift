@@ -158,8 +158,10 @@ enum CatchProjection {
         return UInt8(code)
     }
 
-    /// Takes the catch's contribution out (sign -1) or puts it in (+1); written when the batch ends.
+    /// Takes the catch's contribution out (sign -1) or puts it in (+1); written when the
+    /// batch ends. A backlog batch only records that the owner's counters are behind.
     private static func count(_ batch: ProjectionBatch, _ fish: Fish, _ answer: Answer?, sign: Int) {
+        if batch.defersTally { return batch.leaveBehind(fish.userId) }
         let row = ProjectionBatch.TallyRow(
             userId: batch.name(fish.userId), species: batch.name(fish.species), water: batch.name(fish.water),
             bait: batch.name(fish.bait))
@@ -173,9 +175,66 @@ enum CatchProjection {
         batch.count(row, counts, sign)
     }
 
+    // MARK: Counters left behind
+
+    /// Before a live batch changes any counter: the users a backlog left behind are
+    /// recounted first, once per batch, since a change to counters that are behind could
+    /// take a count below zero, and the recount would not see it anyway.
+    private static func prepareTally(_ db: Database, _ batch: ProjectionBatch) throws {
+        guard !batch.defersTally, !batch.tallySettled else { return }
+        batch.tallySettled = true
+        try settle(db)
+    }
+
+    /// Recounts the counters of every user a backlog left behind (`catchTallyStale`) from
+    /// their catches and answers, as counting them one event at a time would have left them:
+    /// each catch counted with the answer stored for it (`contribution`). Run when a
+    /// catch-up ends (DatabaseEventSink's `settle`) and before a live batch counts.
+    static func settle(_ db: Database) throws {
+        let users = try String.fetchAll(db.cachedStatement(sql: "SELECT userId FROM catchTallyStale"))
+        guard !users.isEmpty else { return }
+        // The counts are gathered in memory and written in parts, so a recount of many users
+        // holds at most about `part` catches' worth at a time.
+        let part = 20_000
+        func fresh() -> ProjectionBatch {
+            let batch = ProjectionBatch()
+            batch.tallyRowsAbsent = true
+            return batch
+        }
+        var batch = fresh()
+        var gathered = 0
+        for userId in users {
+            try db.execute(cached: "DELETE FROM catchTally WHERE userId = ?", arguments: [userId])
+            let select = try batch.statement(
+                db,
+                """
+                SELECT f.id, f.userId, f.species, f.water, f.bait, f.caughtAt, f.latitude, f.longitude,
+                    c.status, c.reason, c.hour, c.latitude, c.longitude, c.water, c.temperatureBand, c.pressureBand,
+                    c.pressureTrend, c.windForce, c.windDirection, c.sky, c.timeOfDay, c.moonPhase, c.tidePhase,
+                    c.tideHeight
+                FROM fishCatch AS f
+                LEFT JOIN catchConditions AS c ON c.catchId = f.id
+                WHERE f.userId = ?1
+                """)
+            select.bind(1, userId)
+            try select.each { row in
+                count(batch, Fish(row), row.isNull(8) ? nil : Answer(row.from(8)), sign: 1)
+                gathered += 1
+            }
+            try db.execute(cached: "DELETE FROM catchTallyStale WHERE userId = ?", arguments: [userId])
+            if gathered >= part {
+                try batch.flush(db)
+                batch = fresh()
+                gathered = 0
+            }
+        }
+        try batch.flush(db)
+    }
+
     /// A catch's row and its answer (each nil when there is none), read with one statement:
-    /// nearly every catch event needs both.
+    /// nearly every catch event needs both. (`settle` reads the same columns for a user.)
     private static func stored(_ db: Database, catchId: String, batch: ProjectionBatch) throws -> (Fish?, Answer?) {
+        try prepareTally(db, batch)
         let select = try batch.statement(
             db,
             """
