@@ -306,10 +306,11 @@ extension SplitMix {
     }
 }
 
-/// A catch-up's full pages leave the catch counters behind (only the users they would have
-/// changed are recorded) and the counters are recounted once when it ends, or before a live
-/// batch counts anything (AnalyticsService.backlog, CatchProjection.settle). Whatever the
-/// cuts, and with live batches in between, the end state is what one event at a time stores.
+/// A catch-up's full pages leave the catch counters and the vehicle aggregates behind (only
+/// the users and vehicles they would have changed are recorded), and those are recomputed
+/// once when it ends, or by a live batch that changes them (AnalyticsService.backlog,
+/// CatchProjection.settle, FuelProjection.settle). Whatever the cuts, and with live batches
+/// in between, the end state is what one event at a time stores.
 @Suite struct BacklogReplayTests {
     let replays = BatchReplayTests()
 
@@ -328,6 +329,10 @@ extension SplitMix {
 
     func staleUsers(_ h: Harness) async throws -> [String] {
         try await h.read { try String.fetchAll($0, sql: "SELECT userId FROM catchTallyStale ORDER BY userId") }
+    }
+
+    func staleVehicles(_ h: Harness) async throws -> [String] {
+        try await h.read { try String.fetchAll($0, sql: "SELECT vehicleId FROM vehicleStale ORDER BY vehicleId") }
     }
 
     @Test(arguments: [1, 2, 3] as [UInt64])
@@ -355,9 +360,12 @@ extension SplitMix {
         let behindSinks = sinks(behind)
         for part in schedule { try await behindSinks[part.producer]!.applyBacklog(part.events) }
         #expect(try await staleUsers(behind) == ["alice", "bob", "carol"])
-        #expect(try await replays.dump(behind)["catchTally"] != single["catchTally"])
+        #expect(try await staleVehicles(behind) == ["v-alice", "v-bob", "v-carol"])
+        let before = try await replays.dump(behind)
+        for table in ["catchTally", "vehicle", "fuelSpend"] { #expect(before[table] != single[table], "\(table)") }
         for sink in behindSinks.values { try await sink.settle() }
         #expect(try await staleUsers(behind).isEmpty)
+        #expect(try await staleVehicles(behind).isEmpty)
         #expect(try await replays.dump(behind) == single)
 
         // Backlog pages and live batches mixed: a live batch that counts recounts first.
@@ -369,9 +377,11 @@ extension SplitMix {
                 try await sink.applyBacklog(part.events)
             } else {
                 try await sink.apply(part.events)
-                // a live batch that counts leaves no counter behind
-                if part.events.contains(where: { $0.type.hasPrefix("catch.") || $0.type.hasPrefix("conditions.") }) {
+                // a live batch with a catch, an answer or a fill-up settles everything first
+                let settles = ["catch.", "conditions.", "fillup."]
+                if part.events.contains(where: { event in settles.contains { event.type.hasPrefix($0) } }) {
                     #expect(try await staleUsers(mixed).isEmpty)
+                    #expect(try await staleVehicles(mixed).isEmpty)
                 }
             }
         }
@@ -391,17 +401,24 @@ extension SplitMix {
         let records = live.events["records"] ?? [], weather = live.events["weather-fetcher"] ?? []
         let catches = records.filter { $0.type == "catch.created" }
         #expect(catches.count > 5)
-        // the history, then a live delete of its first catch (if it still exists, it goes)
+        // the history, then one live batch: a fill-up after all of alice's (its changes must
+        // be added once, whether the recount before the catch's delete or the batch's end
+        // finds the vehicle behind) and a delete of the first catch (if it still exists)
         let gone = catches[0]
-        let delete = Event(
-            seq: Int64(records.count + 1), type: "catch.deleted", userId: gone.userId, at: day(10),
-            data: ["id": gone.data["id"] ?? .null, "userId": .string(gone.userId ?? "")])
+        let delete = [
+            Event(
+                seq: Int64(records.count + 1), type: "fillup.created", userId: "alice", at: day(10),
+                data: fillup("f-late", vehicle: "v-alice", date: day(400), odometer: 99_000, volume: 40, totalMinor: 6000)),
+            Event(
+                seq: Int64(records.count + 2), type: "catch.deleted", userId: gone.userId, at: day(10),
+                data: ["id": gone.data["id"] ?? .null, "userId": .string(gone.userId ?? "")]),
+        ]
         let expected = try await {
             let h = try Harness()
             for producer in ["weather-fetcher", "records"] {
                 try await DatabaseEventSink(
                     producer: producer, writer: h.service.host.database, handler: AnalyticsService.apply(producer)
-                ).apply(producer == "records" ? records + [delete] : weather)
+                ).apply(producer == "records" ? records + delete : weather)
             }
             return try await replays.dump(h)
         }()
@@ -417,10 +434,12 @@ extension SplitMix {
             }
             let second = try Harness(path: path)
             #expect(try await staleUsers(second) == ["alice", "bob", "carol"])
+            #expect(try await staleVehicles(second) == ["v-alice", "v-bob", "v-carol"])
             let secondSinks = sinks(second)
             if settleFirst { try await secondSinks["records"]!.settle() }
-            try await secondSinks["records"]!.apply([delete])
+            try await secondSinks["records"]!.apply(delete)
             #expect(try await staleUsers(second).isEmpty)
+            #expect(try await staleVehicles(second).isEmpty)
             #expect(try await replays.dump(second) == expected, "settle first: \(settleFirst)")
         }
     }

@@ -51,12 +51,12 @@ public struct AnalyticsService: Sendable {
         Self.batchHandler(for: producer, logger: host.logger)
     }
 
-    static func batchHandler(for producer: String, logger: Logger, defersTally: Bool = false)
+    static func batchHandler(for producer: String, logger: Logger, backlog: Bool = false)
         -> @Sendable (Database, [Event]) throws -> Void
     {
         let apply = Self.applyEach(producer)
         return { db, events in
-            let batch = ProjectionBatch(defersTally: defersTally)
+            let batch = ProjectionBatch(backlog: backlog)
             for event in events {
                 do {
                     try apply(db, event, batch)
@@ -85,7 +85,13 @@ public struct AnalyticsService: Sendable {
     static func backlog(for producer: String, logger: Logger) -> DatabaseEventSink.Backlog? {
         guard Self.countsCatches(producer) else { return nil }
         return DatabaseEventSink.Backlog(
-            batch: batchHandler(for: producer, logger: logger, defersTally: true), settle: CatchProjection.settle)
+            batch: batchHandler(for: producer, logger: logger, backlog: true), settle: settle)
+    }
+
+    /// Recomputes whatever a catch-up's backlog left behind: catch counters and vehicle aggregates.
+    static func settle(_ db: Database) throws {
+        try CatchProjection.settle(db)
+        try FuelProjection.settle(db)
     }
 
     /// Records (catches) and weather-fetcher (their answers) change catch counters.
@@ -110,13 +116,13 @@ public struct AnalyticsService: Sendable {
     }
 
     /// The projection code for a batch of one producer's events (throws on an unreadable
-    /// payload); `defersTally`: as a backlog batch applies them (`backlog(for:)`).
-    public static func applyBatch(_ producer: String, defersTally: Bool = false)
+    /// payload); `backlog`: as a backlog batch applies them (`backlog(for:)`).
+    public static func applyBatch(_ producer: String, backlog: Bool = false)
         -> @Sendable (Database, [Event]) throws -> Void
     {
         let each = applyEach(producer)
         return { db, events in
-            let batch = ProjectionBatch(defersTally: defersTally)
+            let batch = ProjectionBatch(backlog: backlog)
             for event in events { try each(db, event, batch) }
             try batch.flush(db)
         }
@@ -125,7 +131,7 @@ public struct AnalyticsService: Sendable {
     /// `backlog(for:)` with `applyBatch`'s handler (throws on an unreadable payload).
     public static func applyBacklog(_ producer: String) -> DatabaseEventSink.Backlog? {
         guard countsCatches(producer) else { return nil }
-        return DatabaseEventSink.Backlog(batch: applyBatch(producer, defersTally: true), settle: CatchProjection.settle)
+        return DatabaseEventSink.Backlog(batch: applyBatch(producer, backlog: true), settle: settle)
     }
 
     static func applyEach(_ producer: String) -> @Sendable (Database, Event, ProjectionBatch) throws -> Void {

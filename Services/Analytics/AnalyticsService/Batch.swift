@@ -88,20 +88,23 @@ final class ProjectionBatch {
     /// The statements this batch runs, by their SQL's address (the SQL is a literal).
     private var statements: [UInt: Bound] = [:]
 
-    /// A batch of a catch-up's backlog: catch counters are not changed, only the users whose
-    /// counters would have changed are recorded (`catchTallyStale`), to be recounted once
-    /// when the catch-up ends (`CatchProjection.settle`).
-    let defersTally: Bool
-    /// The users whose counters this batch left behind (`defersTally`).
+    /// A batch of a catch-up's backlog: catch counters and vehicle aggregates (counters,
+    /// spend, summary) are not changed; only the users and vehicles whose would have are
+    /// recorded (`catchTallyStale`, `vehicleStale`), to be recomputed once when the catch-up
+    /// ends (`CatchProjection.settle`, `FuelProjection.settle`).
+    let isBacklog: Bool
+    /// The users whose counters this batch left behind (`isBacklog`).
     private var staleUsers: Set<String> = []
-    /// A live batch has recounted the users an earlier backlog left behind (`CatchProjection.prepareTally`).
-    var tallySettled = false
+    /// The vehicles, with their owners, whose aggregates this batch left behind (`isBacklog`).
+    private var staleVehicles: [String: String] = [:]
+    /// This (live) batch has recomputed what a backlog left behind (`settleFirst`).
+    private var settled = false
     /// None of the catchTally rows this batch counts is stored (a recount deleted them
     /// first): each is inserted without trying to merge it into a stored one.
     var tallyRowsAbsent = false
 
-    init(defersTally: Bool = false) {
-        self.defersTally = defersTally
+    init(backlog: Bool = false) {
+        isBacklog = backlog
         numbers[CatchProjection.any] = 0
         texts = [Self.hold(CatchProjection.any)]
         anyName = 0
@@ -109,6 +112,18 @@ final class ProjectionBatch {
 
     /// A user's counters are left behind by this (backlog) batch.
     func leaveBehind(_ userId: String) { staleUsers.insert(userId) }
+
+    /// Before a live batch changes a catch counter or a vehicle's aggregates (its first catch,
+    /// answer or fill-up event): whatever a backlog left behind is recomputed first, once per
+    /// batch, from rows this batch has not changed yet, so the batch's own changes are then
+    /// added to aggregates that are up to date, once. (Changes to aggregates that are behind
+    /// could take a count below zero, and a recompute after them would count them twice.)
+    func settleFirst(_ db: Database) throws {
+        guard !isBacklog, !settled else { return }
+        settled = true
+        try CatchProjection.settle(db)
+        try FuelProjection.settle(db)
+    }
 
     /// `sql` prepared (from the connection's cache) once per batch.
     func statement(_ db: Database, _ sql: StaticString) throws -> Bound {
@@ -164,6 +179,7 @@ final class ProjectionBatch {
 
     /// A vehicle's counters change by `delta`; its closed cost per currency goes to fuelSpend.
     func vehicle(_ id: String, userId: String, _ delta: FuelProjection.Delta) {
+        if isBacklog { return staleVehicles[id] = userId }
         var current = vehicles[id] ?? FuelProjection.Delta()
         current.fills += delta.fills
         current.segments += delta.segments
@@ -179,6 +195,7 @@ final class ProjectionBatch {
     }
 
     func spend(vehicleId: String, currency: String, userId: String, _ change: (inout Spend) -> Void) {
+        if isBacklog { return staleVehicles[vehicleId] = userId }
         change(&spend[SpendKey(vehicleId: vehicleId, currency: currency), default: Spend(userId: userId)])
     }
 
@@ -290,6 +307,16 @@ final class ProjectionBatch {
                 try insert.run()
             }
             staleUsers.removeAll()
+        }
+
+        if !staleVehicles.isEmpty {
+            let insert = try statement(db, "INSERT OR IGNORE INTO vehicleStale (vehicleId, userId) VALUES (?, ?)")
+            for (id, userId) in staleVehicles {
+                insert.bind(1, id)
+                insert.bind(2, userId)
+                try insert.run()
+            }
+            staleVehicles.removeAll()
         }
 
         for (key, change) in spend where !change.isZero {

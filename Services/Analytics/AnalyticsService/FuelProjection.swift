@@ -56,6 +56,7 @@ enum FuelProjection {
     // MARK: Fill-ups
 
     static func putFill(_ db: Database, userId: String, _ payload: FillupRead, batch: ProjectionBatch) throws {
+        try batch.settleFirst(db)
         let fill = FuelFill(
             id: payload.id, date: payload.date.ms, odometer: payload.odometer?.thousandths,
             trip: payload.trip?.thousandths, volume: payload.volume.thousandths, totalMinor: payload.totalMinor,
@@ -75,6 +76,7 @@ enum FuelProjection {
     }
 
     static func deleteFill(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
+        try batch.settleFirst(db)
         guard let old = try StoredFill.find(db, userId: userId, id: id, batch: batch) else { return }
         try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil, batch: batch)
     }
@@ -319,6 +321,53 @@ enum FuelProjection {
         try db.execute(
             cached: "DELETE FROM fuelSpend WHERE vehicleId = ? AND fills = 0 AND closedDistance = 0",
             arguments: [vehicleId])
+    }
+
+    /// Recomputes, from their fill-up rows, the counters, spend and summary of every
+    /// vehicle a catch-up's backlog left behind (`vehicleStale`): what `apply` and the
+    /// batch's spend rows sum, each fill-up counted with the result stored for it (a closed
+    /// segment's distance and volume; its cost in its currency). Run when a catch-up ends
+    /// and before a live batch changes a vehicle (`ProjectionBatch.settleFirst`).
+    static func settle(_ db: Database) throws {
+        let ids = try String.fetchAll(db.cachedStatement(sql: "SELECT vehicleId FROM vehicleStale"))
+        guard !ids.isEmpty else { return }
+        for id in ids {
+            try db.execute(
+                cached: """
+                    UPDATE vehicle SET (fills, closedSegments, closedDistance, closedVolume) = (
+                        SELECT COUNT(*), ifnull(SUM(closed), 0), ifnull(SUM(closed * segmentDistance), 0),
+                            ifnull(SUM(closed * segmentVolume), 0)
+                        FROM (
+                            SELECT segmentDistance, segmentVolume,
+                                outcome = 'closed' AND segmentDistance IS NOT NULL AND segmentVolume IS NOT NULL
+                                    AS closed
+                            FROM fill WHERE vehicleId = ?1))
+                    WHERE id = ?1
+                    """, arguments: [id])
+            try db.execute(cached: "DELETE FROM fuelSpend WHERE vehicleId = ?", arguments: [id])
+            // rows with no fill-ups and no closed distance are not kept (`apply`)
+            try db.execute(
+                cached: """
+                    INSERT INTO fuelSpend (vehicleId, currency, userId, fills, totalMinor, volume, closedCostMinor,
+                        closedDistance)
+                    SELECT ?1, s.currency, v.userId, SUM(s.fills), SUM(s.totalMinor), SUM(s.volume),
+                        SUM(s.closedCostMinor), SUM(s.closedDistance)
+                    FROM vehicle AS v JOIN (
+                        SELECT currency, 1 AS fills, totalMinor, volume, 0 AS closedCostMinor, 0 AS closedDistance
+                        FROM fill WHERE vehicleId = ?1
+                        UNION ALL
+                        SELECT segmentCurrency, 0, 0, 0, segmentCostMinor, segmentDistance
+                        FROM fill WHERE vehicleId = ?1 AND outcome = 'closed' AND segmentDistance IS NOT NULL
+                            AND segmentVolume IS NOT NULL AND segmentCurrency IS NOT NULL
+                            AND segmentCostMinor IS NOT NULL
+                    ) AS s
+                    WHERE v.id = ?1
+                    GROUP BY s.currency
+                    HAVING NOT (SUM(s.fills) = 0 AND SUM(s.closedDistance) = 0)
+                    """, arguments: [id])
+            try refreshSummary(db, vehicleId: id)
+        }
+        try db.execute(cached: "DELETE FROM vehicleStale")
     }
 
     /// Last, best and worst economy and the open segment, read through indexes and stored

@@ -289,6 +289,12 @@ enum Schema {
         migrator.registerMigration("analytics.tallyStale") { db in
             try db.execute(sql: "CREATE TABLE catchTallyStale (userId TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID")
         }
+        // the vehicles whose counters, spend and summary a catch-up's backlog left behind,
+        // recomputed from their fill-ups when it ends (FuelProjection.settle)
+        migrator.registerMigration("analytics.vehicleStale") { db in
+            try db.execute(
+                sql: "CREATE TABLE vehicleStale (vehicleId TEXT PRIMARY KEY NOT NULL, userId TEXT NOT NULL) WITHOUT ROWID")
+        }
         return migrator
     }
 
@@ -297,6 +303,7 @@ enum Schema {
         "DELETE FROM fill WHERE userId = ?",
         "DELETE FROM fuelSpend WHERE userId = ?",
         "DELETE FROM vehicle WHERE userId = ?",
+        "DELETE FROM vehicleStale WHERE userId = ?",
         "DELETE FROM expense WHERE userId = ?",
         "DELETE FROM expenseDay WHERE userId = ?",
         "DELETE FROM attendance WHERE userId = ?",

@@ -161,7 +161,7 @@ enum CatchProjection {
     /// Takes the catch's contribution out (sign -1) or puts it in (+1); written when the
     /// batch ends. A backlog batch only records that the owner's counters are behind.
     private static func count(_ batch: ProjectionBatch, _ fish: Fish, _ answer: Answer?, sign: Int) {
-        if batch.defersTally { return batch.leaveBehind(fish.userId) }
+        if batch.isBacklog { return batch.leaveBehind(fish.userId) }
         let row = ProjectionBatch.TallyRow(
             userId: batch.name(fish.userId), species: batch.name(fish.species), water: batch.name(fish.water),
             bait: batch.name(fish.bait))
@@ -177,19 +177,11 @@ enum CatchProjection {
 
     // MARK: Counters left behind
 
-    /// Before a live batch changes any counter: the users a backlog left behind are
-    /// recounted first, once per batch, since a change to counters that are behind could
-    /// take a count below zero, and the recount would not see it anyway.
-    private static func prepareTally(_ db: Database, _ batch: ProjectionBatch) throws {
-        guard !batch.defersTally, !batch.tallySettled else { return }
-        batch.tallySettled = true
-        try settle(db)
-    }
-
     /// Recounts the counters of every user a backlog left behind (`catchTallyStale`) from
     /// their catches and answers, as counting them one event at a time would have left them:
     /// each catch counted with the answer stored for it (`contribution`). Run when a
-    /// catch-up ends (DatabaseEventSink's `settle`) and before a live batch counts.
+    /// catch-up ends (DatabaseEventSink's `settle`) and before a live batch counts
+    /// (`ProjectionBatch.settleFirst`).
     static func settle(_ db: Database) throws {
         let users = try String.fetchAll(db.cachedStatement(sql: "SELECT userId FROM catchTallyStale"))
         guard !users.isEmpty else { return }
@@ -234,7 +226,7 @@ enum CatchProjection {
     /// A catch's row and its answer (each nil when there is none), read with one statement:
     /// nearly every catch event needs both. (`settle` reads the same columns for a user.)
     private static func stored(_ db: Database, catchId: String, batch: ProjectionBatch) throws -> (Fish?, Answer?) {
-        try prepareTally(db, batch)
+        try batch.settleFirst(db)
         let select = try batch.statement(
             db,
             """
