@@ -325,46 +325,75 @@ enum FuelProjection {
 
     /// Recomputes, from their fill-up rows, the counters, spend and summary of every
     /// vehicle a catch-up's backlog left behind (`vehicleStale`): what `apply` and the
-    /// batch's spend rows sum, each fill-up counted with the result stored for it (a closed
-    /// segment's distance and volume; its cost in its currency). Run when a catch-up ends
-    /// and before a live batch changes a vehicle (`ProjectionBatch.settleFirst`).
+    /// batch's spend rows sum, each fill-up counted with the result stored for it (`Delta`:
+    /// a closed segment's distance and volume, and its cost in its currency), read in one
+    /// pass over the vehicle's fill-ups. Run when a catch-up ends and before a live batch
+    /// changes a vehicle (`ProjectionBatch.settleFirst`).
     static func settle(_ db: Database) throws {
         let ids = try String.fetchAll(db.cachedStatement(sql: "SELECT vehicleId FROM vehicleStale"))
         guard !ids.isEmpty else { return }
+        let fills = try Bound(
+            db,
+            """
+            SELECT currency, totalMinor, volume, outcome, segmentDistance, segmentVolume, segmentCurrency,
+                segmentCostMinor
+            FROM fill WHERE vehicleId = ?
+            """)
+        let counters = try Bound(
+            db,
+            """
+            UPDATE vehicle SET fills = ?2, closedSegments = ?3, closedDistance = ?4, closedVolume = ?5
+            WHERE id = ?1 RETURNING userId
+            """)
+        let insert = try Bound(
+            db,
+            """
+            INSERT INTO fuelSpend (vehicleId, currency, userId, fills, totalMinor, volume, closedCostMinor,
+                closedDistance)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
         for id in ids {
-            try db.execute(
-                cached: """
-                    UPDATE vehicle SET (fills, closedSegments, closedDistance, closedVolume) = (
-                        SELECT COUNT(*), ifnull(SUM(closed), 0), ifnull(SUM(closed * segmentDistance), 0),
-                            ifnull(SUM(closed * segmentVolume), 0)
-                        FROM (
-                            SELECT segmentDistance, segmentVolume,
-                                outcome = 'closed' AND segmentDistance IS NOT NULL AND segmentVolume IS NOT NULL
-                                    AS closed
-                            FROM fill WHERE vehicleId = ?1))
-                    WHERE id = ?1
-                    """, arguments: [id])
+            var delta = Delta()
+            var spend: [String: ProjectionBatch.Spend] = [:]
+            fills.bind(1, id)
+            try fills.each { row in
+                let currency = row.string(0)
+                delta.fills += 1
+                spend[currency, default: ProjectionBatch.Spend(userId: "")].fills += 1
+                spend[currency]!.totalMinor += row.int64(1)
+                spend[currency]!.volume += row.int64(2)
+                guard row.string(3) == FuelOutcome.closed.rawValue, let distance = row.int64OrNil(4),
+                    let volume = row.int64OrNil(5)
+                else { return }
+                delta.segments += 1
+                delta.distance += distance
+                delta.volume += volume
+                if let segmentCurrency = row.string(orNil: 6), let cost = row.int64OrNil(7) {
+                    spend[segmentCurrency, default: ProjectionBatch.Spend(userId: "")].closedCostMinor += cost
+                    spend[segmentCurrency]!.closedDistance += distance
+                }
+            }
             try db.execute(cached: "DELETE FROM fuelSpend WHERE vehicleId = ?", arguments: [id])
+            counters.bind(1, id)
+            counters.bind(2, delta.fills)
+            counters.bind(3, delta.segments)
+            counters.bind(4, delta.distance)
+            counters.bind(5, delta.volume)
+            // a vehicle deleted since it was left behind has nothing to recompute
+            guard let userId = try counters.first({ $0.string(0) }) else { continue }
             // rows with no fill-ups and no closed distance are not kept (`apply`)
-            try db.execute(
-                cached: """
-                    INSERT INTO fuelSpend (vehicleId, currency, userId, fills, totalMinor, volume, closedCostMinor,
-                        closedDistance)
-                    SELECT ?1, s.currency, v.userId, SUM(s.fills), SUM(s.totalMinor), SUM(s.volume),
-                        SUM(s.closedCostMinor), SUM(s.closedDistance)
-                    FROM vehicle AS v JOIN (
-                        SELECT currency, 1 AS fills, totalMinor, volume, 0 AS closedCostMinor, 0 AS closedDistance
-                        FROM fill WHERE vehicleId = ?1
-                        UNION ALL
-                        SELECT segmentCurrency, 0, 0, 0, segmentCostMinor, segmentDistance
-                        FROM fill WHERE vehicleId = ?1 AND outcome = 'closed' AND segmentDistance IS NOT NULL
-                            AND segmentVolume IS NOT NULL AND segmentCurrency IS NOT NULL
-                            AND segmentCostMinor IS NOT NULL
-                    ) AS s
-                    WHERE v.id = ?1
-                    GROUP BY s.currency
-                    HAVING NOT (SUM(s.fills) = 0 AND SUM(s.closedDistance) = 0)
-                    """, arguments: [id])
+            for (currency, sums) in spend.sorted(by: { $0.key < $1.key })
+            where !(sums.fills == 0 && sums.closedDistance == 0) {
+                insert.bind(1, id)
+                insert.bind(2, currency)
+                insert.bind(3, userId)
+                insert.bind(4, sums.fills)
+                insert.bind(5, sums.totalMinor)
+                insert.bind(6, sums.volume)
+                insert.bind(7, sums.closedCostMinor)
+                insert.bind(8, sums.closedDistance)
+                try insert.run()
+            }
             try refreshSummary(db, vehicleId: id)
         }
         try db.execute(cached: "DELETE FROM vehicleStale")
