@@ -97,8 +97,9 @@ final class ProjectionBatch {
     private var staleUsers: Set<String> = []
     /// The vehicles, with their owners, whose aggregates this batch left behind (`isBacklog`).
     private var staleVehicles: [String: String] = [:]
-    /// This (live) batch has recomputed what a backlog left behind (`settleFirst`).
-    private var settled = false
+    /// The users and vehicles this (live) batch has brought up to date (`settleFirst`).
+    private var settledUsers: Set<String> = []
+    private var settledVehicles: Set<String> = []
     /// None of the catchTally rows this batch counts is stored (a recount deleted them
     /// first): each is inserted without trying to merge it into a stored one.
     var tallyRowsAbsent = false
@@ -113,16 +114,22 @@ final class ProjectionBatch {
     /// A user's counters are left behind by this (backlog) batch.
     func leaveBehind(_ userId: String) { staleUsers.insert(userId) }
 
-    /// Before a live batch changes a catch counter or a vehicle's aggregates (its first catch,
-    /// answer or fill-up event): whatever a backlog left behind is recomputed first, once per
-    /// batch, from rows this batch has not changed yet, so the batch's own changes are then
-    /// added to aggregates that are up to date, once. (Changes to aggregates that are behind
-    /// could take a count below zero, and a recompute after them would count them twice.)
-    func settleFirst(_ db: Database) throws {
-        guard !isBacklog, !settled else { return }
-        settled = true
-        try CatchProjection.settle(db)
-        try FuelProjection.settle(db)
+    /// Before a live batch changes a user's catch counters (or the rows they are counted
+    /// from): when a backlog left that user's counters behind, they are recounted first, from
+    /// rows this batch has not changed yet, so the batch's own changes are then added to
+    /// counters that are up to date, once. (A change to counters that are behind could take
+    /// a count below zero, and a recount after it would count it twice.) Only that user's:
+    /// a live answer during another consumer's long catch-up must not recount everyone.
+    func settleFirst(_ db: Database, user: String) throws {
+        guard !isBacklog, settledUsers.insert(user).inserted else { return }
+        try CatchProjection.settle(db, userId: user)
+    }
+
+    /// The same for a vehicle's counters, spend and summary, before a live batch changes
+    /// its fill-ups.
+    func settleFirst(_ db: Database, vehicle: String) throws {
+        guard !isBacklog, settledVehicles.insert(vehicle).inserted else { return }
+        try FuelProjection.settle(db, vehicleId: vehicle)
     }
 
     /// `sql` prepared (from the connection's cache) once per batch.

@@ -56,7 +56,7 @@ enum FuelProjection {
     // MARK: Fill-ups
 
     static func putFill(_ db: Database, userId: String, _ payload: FillupRead, batch: ProjectionBatch) throws {
-        try batch.settleFirst(db)
+        try batch.settleFirst(db, vehicle: payload.vehicleId)
         let fill = FuelFill(
             id: payload.id, date: payload.date.ms, odometer: payload.odometer?.thousandths,
             trip: payload.trip?.thousandths, volume: payload.volume.thousandths, totalMinor: payload.totalMinor,
@@ -67,6 +67,7 @@ enum FuelProjection {
         if try append(db, userId: userId, vehicleId: payload.vehicleId, fill, batch: batch) { return }
         let old = try StoredFill.find(db, userId: userId, id: fill.id, batch: batch)
         if let old, old.vehicleId != payload.vehicleId {
+            try batch.settleFirst(db, vehicle: old.vehicleId)
             // records never moves a fill-up between vehicles; if it did, treat it as a delete and an add
             try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil, batch: batch)
             try change(db, userId: userId, vehicleId: payload.vehicleId, old: nil, new: fill, batch: batch)
@@ -76,8 +77,8 @@ enum FuelProjection {
     }
 
     static func deleteFill(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
-        try batch.settleFirst(db)
         guard let old = try StoredFill.find(db, userId: userId, id: id, batch: batch) else { return }
+        try batch.settleFirst(db, vehicle: old.vehicleId)
         try change(db, userId: userId, vehicleId: old.vehicleId, old: old, new: nil, batch: batch)
     }
 
@@ -327,10 +328,22 @@ enum FuelProjection {
     /// vehicle a catch-up's backlog left behind (`vehicleStale`): what `apply` and the
     /// batch's spend rows sum, each fill-up counted with the result stored for it (`Delta`:
     /// a closed segment's distance and volume, and its cost in its currency), read in one
-    /// pass over the vehicle's fill-ups. Run when a catch-up ends and before a live batch
-    /// changes a vehicle (`ProjectionBatch.settleFirst`).
+    /// pass over the vehicle's fill-ups. Run when a catch-up ends.
     static func settle(_ db: Database) throws {
-        let ids = try String.fetchAll(db.cachedStatement(sql: "SELECT vehicleId FROM vehicleStale"))
+        try recompute(db, vehicles: String.fetchAll(db.cachedStatement(sql: "SELECT vehicleId FROM vehicleStale")))
+    }
+
+    /// `settle` for one vehicle, when a backlog left it behind: before a live batch changes
+    /// its fill-ups (`ProjectionBatch.settleFirst`).
+    static func settle(_ db: Database, vehicleId: String) throws {
+        let stale = try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM vehicleStale WHERE vehicleId = ?)"),
+            arguments: [vehicleId])
+        if stale == true { try recompute(db, vehicles: [vehicleId]) }
+    }
+
+    /// Recomputes `vehicles`' aggregates from their fill-ups, and forgets that they were behind.
+    private static func recompute(_ db: Database, vehicles ids: [String]) throws {
         guard !ids.isEmpty else { return }
         let fills = try Bound(
             db,
@@ -379,6 +392,7 @@ enum FuelProjection {
             counters.bind(3, delta.segments)
             counters.bind(4, delta.distance)
             counters.bind(5, delta.volume)
+            try db.execute(cached: "DELETE FROM vehicleStale WHERE vehicleId = ?", arguments: [id])
             // a vehicle deleted since it was left behind has nothing to recompute
             guard let userId = try counters.first({ $0.string(0) }) else { continue }
             // rows with no fill-ups and no closed distance are not kept (`apply`)
@@ -396,7 +410,6 @@ enum FuelProjection {
             }
             try refreshSummary(db, vehicleId: id)
         }
-        try db.execute(cached: "DELETE FROM vehicleStale")
     }
 
     /// Last, best and worst economy and the open segment, read through indexes and stored

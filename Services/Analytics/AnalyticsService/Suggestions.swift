@@ -180,10 +180,22 @@ enum CatchProjection {
     /// Recounts the counters of every user a backlog left behind (`catchTallyStale`) from
     /// their catches and answers, as counting them one event at a time would have left them:
     /// each catch counted with the answer stored for it (`contribution`). Run when a
-    /// catch-up ends (DatabaseEventSink's `settle`) and before a live batch counts
-    /// (`ProjectionBatch.settleFirst`).
+    /// catch-up ends (DatabaseEventSink's `settle`).
     static func settle(_ db: Database) throws {
-        let users = try String.fetchAll(db.cachedStatement(sql: "SELECT userId FROM catchTallyStale"))
+        try recount(db, users: String.fetchAll(db.cachedStatement(sql: "SELECT userId FROM catchTallyStale")))
+    }
+
+    /// `settle` for one user, when a backlog left that user's counters behind: before a live
+    /// batch changes them (`ProjectionBatch.settleFirst`).
+    static func settle(_ db: Database, userId: String) throws {
+        let stale = try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM catchTallyStale WHERE userId = ?)"),
+            arguments: [userId])
+        if stale == true { try recount(db, users: [userId]) }
+    }
+
+    /// Recounts `users`' counters from their catches and answers, and forgets that they were behind.
+    private static func recount(_ db: Database, users: [String]) throws {
         guard !users.isEmpty else { return }
         // The counts are gathered in memory and written in parts, so a recount of many users
         // holds at most about `part` catches' worth at a time.
@@ -224,9 +236,8 @@ enum CatchProjection {
     }
 
     /// A catch's row and its answer (each nil when there is none), read with one statement:
-    /// nearly every catch event needs both. (`settle` reads the same columns for a user.)
+    /// nearly every catch event needs both. (`recount` reads the same columns for a user.)
     private static func stored(_ db: Database, catchId: String, batch: ProjectionBatch) throws -> (Fish?, Answer?) {
-        try batch.settleFirst(db)
         let select = try batch.statement(
             db,
             """
@@ -257,6 +268,7 @@ enum CatchProjection {
         let new = Fish(userId: userId, payload)
         let (old, found) = try stored(db, catchId: new.id, batch: batch)
         var answer = found
+        try batch.settleFirst(db, user: userId)
         if let old {
             guard old.userId == userId else { return }
             count(batch, old, answer, sign: -1)
@@ -292,6 +304,7 @@ enum CatchProjection {
     static func deleteCatch(_ db: Database, userId: String, id: String, batch: ProjectionBatch) throws {
         let (old, answer) = try stored(db, catchId: id, batch: batch)
         guard let old, old.userId == userId else { return }
+        try batch.settleFirst(db, user: userId)
         count(batch, old, answer, sign: -1)
         try db.execute(cached: "DELETE FROM fishCatch WHERE id = ?", arguments: [id])
         try forget(db, catchId: id, batch: batch)
@@ -329,7 +342,10 @@ enum CatchProjection {
         let (found, old) = try stored(db, catchId: catchId, batch: batch)
         var fish = found
         if let f = fish, let userId, f.userId != userId { fish = nil }
-        if let fish { count(batch, fish, old, sign: -1) }
+        if let fish {
+            try batch.settleFirst(db, user: fish.userId)
+            count(batch, fish, old, sign: -1)
+        }
         let replace = try batch.statement(
             db,
             """
