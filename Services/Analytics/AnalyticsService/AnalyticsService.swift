@@ -74,10 +74,10 @@ public struct AnalyticsService: Sendable {
     }
 
     /// How a consumer of `producer` applies a catch-up's full pages: as `batchHandler` does,
-    /// except that the catch counters are recounted once for each user whose catches or
-    /// answers the pages changed, when the catch-up ends (`CatchProjection.settle`), rather
-    /// than changed per page: in a rebuild most pages change most users' counters again.
-    /// Nil for producers whose events change no counter.
+    /// except that the catch counters and the vehicle aggregates are not changed per page but
+    /// recomputed once, when the catch-up ends (`settle`), for each user and vehicle the
+    /// pages changed: in a rebuild most pages change most users' counters and most vehicles
+    /// again. Nil for producers whose events change neither (auth).
     public func backlog(for producer: String) -> DatabaseEventSink.Backlog? {
         Self.backlog(for: producer, logger: host.logger)
     }
@@ -94,7 +94,8 @@ public struct AnalyticsService: Sendable {
         try FuelProjection.settle(db)
     }
 
-    /// Records (catches) and weather-fetcher (their answers) change catch counters.
+    /// Records (catches and fill-ups) and weather-fetcher (answers) change what a backlog
+    /// leaves behind.
     static func countsCatches(_ producer: String) -> Bool {
         StackConfiguration.shard(of: producer) != nil || producer == "weather-fetcher"
     }
