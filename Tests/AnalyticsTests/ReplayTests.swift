@@ -141,6 +141,11 @@ import Wire
         let h = try Harness()
         try await scenario(h)
         let bob = try await answers(h, user: "bob")
+        // what a catch-up's backlog would have left behind for each of them
+        try await h.service.host.database.write { db in
+            try db.execute(sql: "INSERT INTO catchTallyStale (userId) VALUES ('alice'), ('bob')")
+            try db.execute(sql: "INSERT INTO vehicleStale (vehicleId, userId) VALUES ('v-alice', 'alice'), ('v-bob', 'bob')")
+        }
         try await h.feed("user.deleted", ["userId": "alice", "username": "alice"], user: "alice", from: "auth")
         #expect(try await h.failure("analytics.fuel.stats", ["vehicleId": "v-alice"]).code == .notFound)
         #expect(try await h.call("analytics.suggest")["catches"] == 0)
@@ -151,6 +156,8 @@ import Wire
             let left = try await h.read { db in try Int.fetchOne(db, sql: sql, arguments: ["alice"]) }
             #expect(left == 0, "\(sql)")
         }
+        #expect(try await h.read { try String.fetchAll($0, sql: "SELECT userId FROM catchTallyStale") } == ["bob"])
+        #expect(try await h.read { try String.fetchAll($0, sql: "SELECT vehicleId FROM vehicleStale") } == ["v-bob"])
         #expect(try await answers(h, user: "bob") == bob)
     }
 
