@@ -66,14 +66,22 @@ enum JSONParser {
             return true
         }
 
+        /// The members of the objects being read, innermost last: an object's members are
+        /// gathered here and its dictionary made once, at its size. Inserting them one by one
+        /// into a growing dictionary hashed each key again at every doubling, and hashing
+        /// was the largest part of reading a replay's pages (docs/operations.md, "Catch-up
+        /// backlogs, a later round").
+        var members: [(key: String, value: JSONValue)] = []
+
         mutating func object(depth: Int) -> JSONValue? {
             i += 1  // {
-            var fields: [String: JSONValue] = [:]
             skipSpace()
             if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
                 i += 1
-                return .object(fields)
+                return .object([:])
             }
+            let base = members.count
+            defer { members.removeSubrange(base...) }
             while true {
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: "\""), let key = string() else { return nil }
@@ -81,8 +89,7 @@ enum JSONParser {
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
                 i += 1
                 guard let value = value(depth: depth + 1) else { return nil }
-                // A repeated key: which one Foundation keeps is its call.
-                guard fields.updateValue(value, forKey: key) == nil else { return nil }
+                members.append((key, value))
                 skipSpace()
                 guard i < bytes.count else { return nil }
                 if bytes[i] == UInt8(ascii: ",") {
@@ -91,6 +98,11 @@ enum JSONParser {
                 }
                 guard bytes[i] == UInt8(ascii: "}") else { return nil }
                 i += 1
+                var fields = [String: JSONValue](minimumCapacity: members.count - base)
+                for member in members[base...] {
+                    // A repeated key: which one Foundation keeps is its call.
+                    guard fields.updateValue(member.value, forKey: member.key) == nil else { return nil }
+                }
                 return .object(fields)
             }
         }

@@ -111,6 +111,17 @@ import TestSupport
             #expect(JSONParser.parse(Data(text.utf8)) == nil, "\(text)")
         }
         #expect(JSONParser.parse(Data([0x22, 0xFF, 0x22])) == nil, "not UTF-8")
+        // An object's members are gathered on one stack with those of the objects around it:
+        // a key repeated inside a nested object, or after one, is still seen, and the same
+        // key at two levels is not a repeat.
+        for text in [#"{"a":{"b":1,"b":2}}"#, #"{"a":{"x":1},"a":2}"#, #"[{"k":[{"k":1}],"k":2}]"#] {
+            #expect(JSONParser.parse(Data(text.utf8)) == nil, "\(text)")
+        }
+        #expect(
+            JSONParser.parse(Data(#"{"a":{"a":{"a":1},"b":[{"a":2},{}]},"b":3}"#.utf8))
+                == .object([
+                    "a": .object(["a": .object(["a": 1]), "b": .array([.object(["a": 2]), .object([:])])]), "b": 3,
+                ]))
         // And through the public entry points, the answer is still Foundation's.
         #expect(throws: (any Error).self) { try JSONValue.parse(#"{"a":1"#) }
         #expect(try JSONValue.parse(#""\ud83c\udfa3""#) == .string("🎣"))
