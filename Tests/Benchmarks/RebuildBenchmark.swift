@@ -37,7 +37,7 @@ struct RebuildBenchmark: AsyncParsableCommand {
     }
 
     /// The events replayed and the seconds from the consumers' start until both had applied
-    /// their producer's last event and no catch counter was left behind.
+    /// their producer's last event and nothing was left behind.
     static func measure(size: Int, users: Int, page: Int? = nil) async throws
         -> (events: Int, seconds: Double)
     {
@@ -116,11 +116,16 @@ struct RebuildBenchmark: AsyncParsableCommand {
             var lastReport = start
             var applied: Int64 = 0
             var lastProgress = start
-            // Done when every event is applied and no catch counter is left behind (a
-            // catch-up settles those after its last page: CatchProjection.settle).
+            // Done when every event is applied and nothing a backlog left behind is still
+            // behind: neither catch counters nor vehicle aggregates (a catch-up settles both
+            // after its last page: CatchProjection.settle, FuelProjection.settle).
             func settled() async throws -> Bool {
                 try await analytics.host.database.read {
-                    try Bool.fetchOne($0, sql: "SELECT NOT EXISTS (SELECT 1 FROM catchTallyStale)") ?? false
+                    try Bool.fetchOne(
+                        $0,
+                        sql: """
+                            SELECT NOT EXISTS (SELECT 1 FROM catchTallyStale) AND NOT EXISTS (SELECT 1 FROM vehicleStale)
+                            """) ?? false
                 }
             }
             func done() async throws -> Bool {
