@@ -182,13 +182,17 @@ public struct DatabaseEventSink: EventSink {
     public struct Backlog: Sendable {
         public var batch: @Sendable (Database, [Event]) throws -> Void
         public var settle: @Sendable (Database) throws -> Void
+        /// The other sinks of this database whose backlogs leave state behind that the same
+        /// `settle` brings up to date (nil: none).
+        public var group: BacklogGroup?
 
         public init(
             batch: @escaping @Sendable (Database, [Event]) throws -> Void,
-            settle: @escaping @Sendable (Database) throws -> Void
+            settle: @escaping @Sendable (Database) throws -> Void, group: BacklogGroup? = nil
         ) {
             self.batch = batch
             self.settle = settle
+            self.group = group
         }
     }
 
@@ -242,13 +246,22 @@ public struct DatabaseEventSink: EventSink {
         guard let backlog else { return try await apply(events) }
         // Marked before the transaction: one that fails may still have been committed.
         unsettled.set(true)
+        backlog.group?.enter(ObjectIdentifier(unsettled))
         try await apply(events, handler: backlog.batch)
     }
 
     /// Runs the backlog's `settle` when this sink may have left something behind: after a
     /// backlog batch, and once per process (an earlier one may have stopped mid-backlog).
+    /// When another sink of its group is still in the middle of a backlog, it leaves the
+    /// settling to that one: the other's settle, when its own catch-up ends, covers what
+    /// both left behind, and settling now would only be done again after the other's next
+    /// pages.
     public func settle() async throws {
         guard let backlog, unsettled.get() else { return }
+        if let group = backlog.group, !group.leave(ObjectIdentifier(unsettled)) {
+            unsettled.set(false)
+            return
+        }
         try await writer.write { try backlog.settle($0) }
         unsettled.set(false)
     }
@@ -272,6 +285,28 @@ public struct DatabaseEventSink: EventSink {
             return current
         }
         skipped.reset(stored: stored)
+    }
+}
+
+/// The sinks of one database whose backlogs leave behind state that one `settle` brings up
+/// to date (analytics' consumers of records and weather-fetcher: catch counters and vehicle
+/// aggregates). A rebuild replays both producers at once; the one that ended first settled
+/// everything left behind so far, and the other's later pages left most of it behind again
+/// (docs/operations.md, "Catch-up backlogs, a later round").
+public final class BacklogGroup: Sendable {
+    /// The members in the middle of a backlog: a backlog page applied, not settled since.
+    private let behind = Mutex<Set<ObjectIdentifier>>([])
+
+    public init() {}
+
+    func enter(_ member: ObjectIdentifier) { behind.withLock { _ = $0.insert(member) } }
+
+    /// `member` is done with its backlog; true when no other member is in the middle of one.
+    func leave(_ member: ObjectIdentifier) -> Bool {
+        behind.withLock { members in
+            members.remove(member)
+            return members.isEmpty
+        }
     }
 }
 
@@ -596,11 +631,27 @@ public final class EventConsumer: Service, Sendable {
     }
 
     /// Replays everything after `position` from the producer, then lets the sink settle
-    /// what its backlog pages left behind; returns the new position.
+    /// what its backlog pages left behind; returns the new position. A catch-up that fails
+    /// (the producer went away mid-way) settles too before the error is passed on: what it
+    /// left behind, and what other sinks of its group left for it to settle
+    /// (`BacklogGroup`), must not wait for the producer to come back.
     private func catchUp(from position: Int64) async throws -> Int64 {
-        let position = try await replay(from: position)
+        let caughtUp: Int64
+        do {
+            caughtUp = try await replay(from: position)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            do {
+                try await sink.settle()
+            } catch {
+                // Still unsettled: the next catch-up's end tries again.
+                logger.warning("settling after a failed catch-up failed", metadata: ["error.detail": "\(error)"])
+            }
+            throw error
+        }
         try await sink.settle()
-        return position
+        return caughtUp
     }
 
     /// Full pages go to the sink as a backlog (more follows at once), the last one as

@@ -22,6 +22,8 @@ public final class ServiceHost: Sendable {
     public let curve: CurveSettings?
     /// Its consumers' progress and its parts' problems, for `$srv.info`/`$srv.stats`.
     public let health = ServiceHealth()
+    /// Its consumers whose catch-up backlogs one settle brings up to date (`BacklogGroup`).
+    public let backlogs = BacklogGroup()
     let databasePath: String?
     private let backupExtras = Mutex<[String]>([])
 

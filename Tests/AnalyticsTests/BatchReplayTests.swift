@@ -314,7 +314,8 @@ extension SplitMix {
 @Suite struct BacklogReplayTests {
     let replays = BatchReplayTests()
 
-    /// A sink per producer with the consumer's backlog handling (throwing on an unreadable payload).
+    /// A sink per producer with the consumer's backlog handling (throwing on an unreadable
+    /// payload), the two settling as one group, as the service's do.
     func sinks(_ h: Harness) -> [String: DatabaseEventSink] {
         Dictionary(
             uniqueKeysWithValues: ["records", "weather-fetcher"].map { producer in
@@ -322,7 +323,8 @@ extension SplitMix {
                     producer,
                     DatabaseEventSink(
                         producer: producer, writer: h.service.host.database,
-                        batch: AnalyticsService.applyBatch(producer), backlog: AnalyticsService.applyBacklog(producer))
+                        batch: AnalyticsService.applyBatch(producer),
+                        backlog: AnalyticsService.applyBacklog(producer, group: h.service.host.backlogs))
                 )
             })
     }
@@ -390,6 +392,33 @@ extension SplitMix {
         }
         for sink in mixedSinks.values { try await sink.settle() }
         #expect(try await replays.dump(mixed) == single)
+    }
+
+    /// Two consumers catching up at once (a rebuild) settle once: the one whose catch-up ends
+    /// first leaves everything behind to the other, whose later pages would have left most
+    /// of it behind again, and whose settle then covers both.
+    @Test func consumersCatchingUpTogetherSettleOnceTheLastEnds() async throws {
+        let live = try await replays.live(replays.history(seed: 5))
+        let records = live.events["records"] ?? [], weather = live.events["weather-fetcher"] ?? []
+        let half = records.count / 2
+        let schedule = [
+            ("records", Array(records.prefix(half))), ("weather-fetcher", weather), ("records", Array(records.dropFirst(half))),
+        ]
+        let single = try await replays.dump(replays.replay(schedule, batched: false))
+
+        let h = try Harness()
+        let both = sinks(h)
+        try await both["records"]!.applyBacklog(schedule[0].1)
+        try await both["weather-fetcher"]!.applyBacklog(weather)
+        // weather-fetcher's catch-up ends while records' goes on: nothing is settled yet
+        try await both["weather-fetcher"]!.settle()
+        #expect(try await staleUsers(h) == ["alice", "bob", "carol"])
+        #expect(try await !staleVehicles(h).isEmpty)
+        try await both["records"]!.applyBacklog(schedule[2].1)
+        try await both["records"]!.settle()
+        #expect(try await staleUsers(h).isEmpty)
+        #expect(try await staleVehicles(h).isEmpty)
+        #expect(try await replays.dump(h) == single)
     }
 
     /// Counters left behind by a process that stopped mid-backlog are recomputed by the next

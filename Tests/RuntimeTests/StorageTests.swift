@@ -217,27 +217,46 @@ struct InProcess {
         var entries: [String] { log.withLock { $0 } }
     }
 
-    func sink(_ db: any DatabaseWriter, _ calls: Calls) -> DatabaseEventSink {
+    /// The first sequence numbers of the pages still to fail.
+    final class Failing: Sendable {
+        let seqs: Mutex<Set<Int64>>
+        init(_ seqs: Set<Int64>) { self.seqs = Mutex(seqs) }
+        func take(_ seq: Int64) -> Bool { seqs.withLock { $0.remove(seq) != nil } }
+    }
+
+    /// - Parameters:
+    ///   - name: the producer, and the prefix of its entries when it is not "test".
+    ///   - failing: backlog pages that fail (their entry says so), once each.
+    func sink(
+        _ db: any DatabaseWriter, _ calls: Calls, name: String = "test", group: BacklogGroup? = nil,
+        failing: Set<Int64> = []
+    ) -> DatabaseEventSink {
+        let failing = Failing(failing)
+        let prefix = name == "test" ? "" : "\(name) "
         @Sendable func range(_ events: [Event]) -> String { "\(events.first!.seq)-\(events.last!.seq)" }
         @Sendable func seen(_ db: Database, _ events: [Event]) throws {
             for event in events { try db.execute(sql: "INSERT INTO seen (seq) VALUES (?)", arguments: [event.seq]) }
         }
         return DatabaseEventSink(
-            producer: "test", writer: db,
+            producer: name, writer: db,
             batch: { db, events in
-                calls.add("live \(range(events))")
+                calls.add("\(prefix)live \(range(events))")
                 try seen(db, events)
             },
             backlog: DatabaseEventSink.Backlog(
                 batch: { db, events in
-                    calls.add("backlog \(range(events))")
+                    if failing.take(events.first!.seq) {
+                        calls.add("\(prefix)failed \(range(events))")
+                        throw ServiceError(.unavailable, "the page failed")
+                    }
+                    calls.add("\(prefix)backlog \(range(events))")
                     try seen(db, events)
                 },
                 settle: { db in
                     // its own transaction: nothing of a page is pending in it
                     #expect(db.isInsideTransaction)
-                    calls.add("settle")
-                }))
+                    calls.add("\(prefix)settle")
+                }, group: group))
     }
 
     func database(_ path: String) throws -> any DatabaseWriter {
@@ -310,6 +329,70 @@ struct InProcess {
         try await plain.applyBacklog([event(1), event(2)])
         try await plain.settle()
         #expect(calls.entries.suffix(1) == ["plain 2"])
+    }
+
+    /// Sinks of one group (one database, one settle) leave the settling to the last of them
+    /// still in the middle of a backlog; a sink alone in its backlog settles as before.
+    @Test func sinksOfAGroupSettleWhenTheLastBacklogEnds() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let db = try database("\(scratch.path)/c.sqlite")
+        let calls = Calls()
+        let group = BacklogGroup()
+        let a = sink(db, calls, name: "a", group: group), b = sink(db, calls, name: "b", group: group)
+        func event(_ seq: Int64) -> Event { Event(seq: seq, type: "note.added", userId: nil, at: Date(), data: [:]) }
+        try await a.applyBacklog([event(1)])
+        try await b.applyBacklog([event(2)])
+        try await a.settle()  // b is mid-backlog: b's settle covers a's pages
+        try await a.settle()
+        try await b.applyBacklog([event(3)])
+        try await b.settle()
+        #expect(calls.entries == ["a backlog 1-1", "b backlog 2-2", "b backlog 3-3", "b settle"])
+        // the other way round, and then one alone
+        try await a.applyBacklog([event(4)])
+        try await b.applyBacklog([event(5)])
+        try await b.settle()
+        try await a.settle()
+        try await a.applyBacklog([event(6)])
+        try await a.settle()
+        try await b.settle()
+        #expect(
+            calls.entries.dropFirst(4) == ["a backlog 4-4", "b backlog 5-5", "a settle", "a backlog 6-6", "a settle"])
+    }
+
+    /// A catch-up that fails mid-way settles what it left behind before the error goes back
+    /// to the consumer (which tries again at its next tick): the producer may be gone for long.
+    @Test func aFailedCatchUpSettlesToo() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        try await withRunningService { endpoint, host, dir in
+            let client = try ServiceClient(service: "test", endpoint: endpoint)
+            for i in 1...10 {
+                _ = try await client.call("test.note.add", NoteBody(text: "n\(i)"), as: NoteResult.self)
+            }
+            let consumerDB = try database("\(scratch.path)/failing.sqlite")
+            let calls = Calls()
+            var logger = Logger(label: "consumer")
+            logger.logLevel = .critical
+            let consumer = EventConsumer(
+                settings: .init(
+                    producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock",
+                    pollInterval: .milliseconds(200), catchUpPageSize: 3),
+                producerRPC: client, sink: sink(consumerDB, calls, failing: [4]), logger: logger)
+            let task = Task { try await consumer.run() }
+            for _ in 0..<300 where calls.entries.filter({ $0 == "settle" }).count < 2 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            task.cancel()
+            _ = await task.result
+            // the page 4-6 fails: what 1-3 left is settled; the next tick's catch-up goes on from 3
+            #expect(
+                calls.entries == [
+                    "backlog 1-3", "failed 4-6", "settle", "backlog 4-6", "backlog 7-9", "live 10-10", "settle",
+                ])
+            let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY n") }
+            #expect(seen == Array(1...10))
+        }
     }
 }
 

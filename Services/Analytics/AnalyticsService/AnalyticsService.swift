@@ -78,14 +78,16 @@ public struct AnalyticsService: Sendable {
     /// recomputed once, when the catch-up ends (`settle`), for each user and vehicle the
     /// pages changed: in a rebuild most pages change most users' counters and most vehicles
     /// again. Nil for producers whose events change neither (auth).
+    /// The consumers of records and weather-fetcher share one settle (`host.backlogs`).
     public func backlog(for producer: String) -> DatabaseEventSink.Backlog? {
-        Self.backlog(for: producer, logger: host.logger)
+        Self.backlog(for: producer, host: host)
     }
 
-    static func backlog(for producer: String, logger: Logger) -> DatabaseEventSink.Backlog? {
+    static func backlog(for producer: String, host: ServiceHost) -> DatabaseEventSink.Backlog? {
         guard Self.countsCatches(producer) else { return nil }
         return DatabaseEventSink.Backlog(
-            batch: batchHandler(for: producer, logger: logger, backlog: true), settle: settle)
+            batch: batchHandler(for: producer, logger: host.logger, backlog: true), settle: settle,
+            group: host.backlogs)
     }
 
     /// Recomputes whatever a catch-up's backlog left behind: catch counters and vehicle aggregates.
@@ -129,10 +131,11 @@ public struct AnalyticsService: Sendable {
         }
     }
 
-    /// `backlog(for:)` with `applyBatch`'s handler (throws on an unreadable payload).
-    public static func applyBacklog(_ producer: String) -> DatabaseEventSink.Backlog? {
+    /// `backlog(for:)` with `applyBatch`'s handler (throws on an unreadable payload),
+    /// settling with the other members of `group`.
+    public static func applyBacklog(_ producer: String, group: BacklogGroup? = nil) -> DatabaseEventSink.Backlog? {
         guard countsCatches(producer) else { return nil }
-        return DatabaseEventSink.Backlog(batch: applyBatch(producer, backlog: true), settle: settle)
+        return DatabaseEventSink.Backlog(batch: applyBatch(producer, backlog: true), settle: settle, group: group)
     }
 
     static func applyEach(_ producer: String) -> @Sendable (Database, Event, ProjectionBatch) throws -> Void {
@@ -273,7 +276,7 @@ extension AnalyticsService: LogbookService {
             subscriptions: producers.map {
                 Subscription(
                     $0, feedsReplies: true, batch: batchHandler(for: $0, logger: host.logger),
-                    backlog: backlog(for: $0, logger: host.logger))
+                    backlog: backlog(for: $0, host: host))
             })
     }
 }
