@@ -339,12 +339,25 @@ enum CatchProjection {
     private static func replaceAnswer(
         _ db: Database, catchId: String, userId: String?, batch: ProjectionBatch, _ new: Answer
     ) throws {
-        let (found, old) = try stored(db, catchId: catchId, batch: batch)
-        var fish = found
-        if let f = fish, let userId, f.userId != userId { fish = nil }
-        if let fish {
-            try batch.settleFirst(db, user: fish.userId)
-            count(batch, fish, old, sign: -1)
+        var fish: Fish?
+        if batch.isBacklog, let userId {
+            // A backlog page counts nothing, and the catch and its old answer were read only
+            // to be counted: the user is marked for the recount instead (when the catch is
+            // gone or another user's, that recount finds nothing to change). Reading them was
+            // a third of applying an answer in a rebuild (docs/operations.md, "Rebuild, a
+            // last round").
+            batch.leaveBehind(userId)
+        } else {
+            // (the event's user too: a backlog may have marked it for an answer to a catch
+            // that is gone or another user's)
+            if let userId { try batch.settleFirst(db, user: userId) }
+            let (found, old) = try stored(db, catchId: catchId, batch: batch)
+            fish = found
+            if let f = fish, let userId, f.userId != userId { fish = nil }
+            if let fish {
+                try batch.settleFirst(db, user: fish.userId)
+                count(batch, fish, old, sign: -1)
+            }
         }
         let replace = try batch.statement(
             db,
