@@ -290,9 +290,9 @@ public struct DatabaseEventSink: EventSink {
 
 /// The sinks of one database whose backlogs leave behind state that one `settle` brings up
 /// to date (analytics' consumers of records and weather-fetcher: catch counters and vehicle
-/// aggregates). A rebuild replays both producers at once; the one that ended first settled
-/// everything left behind so far, and the other's later pages left most of it behind again
-/// (docs/operations.md, "Catch-up backlogs, a later round").
+/// aggregates). A rebuild replays both producers at once: without a group, the one that
+/// ends first settles everything left behind so far, and the other's later pages leave most
+/// of it behind again (docs/operations.md, "Rebuild, a last round").
 public final class BacklogGroup: Sendable {
     /// The members in the middle of a backlog: a backlog page applied, not settled since.
     private let behind = Mutex<Set<ObjectIdentifier>>([])
