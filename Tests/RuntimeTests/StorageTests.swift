@@ -259,6 +259,27 @@ struct InProcess {
                 }, group: group))
     }
 
+    /// Runs a consumer of the test service's events (pages of 3) into `sink` until `done`
+    /// holds or 6 s have passed, then stops it.
+    func consume(
+        _ sink: DatabaseEventSink, from client: ServiceClient, in dir: ScratchDirectory, pollInterval: Duration,
+        until done: () -> Bool
+    ) async throws {
+        var logger = Logger(label: "consumer")
+        logger.logLevel = .critical
+        let consumer = EventConsumer(
+            settings: .init(
+                producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock", pollInterval: pollInterval,
+                catchUpPageSize: 3),
+            producerRPC: client, sink: sink, logger: logger)
+        let task = Task { try await consumer.run() }
+        for _ in 0..<300 where !done() {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        task.cancel()
+        _ = await task.result
+    }
+
     func database(_ path: String) throws -> any DatabaseWriter {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -283,19 +304,9 @@ struct InProcess {
                 }
                 let consumerDB = try database("\(scratch.path)/\(name).sqlite")
                 let calls = Calls()
-                var logger = Logger(label: "consumer")
-                logger.logLevel = .critical
-                let consumer = EventConsumer(
-                    settings: .init(
-                        producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock",
-                        pollInterval: .seconds(30), catchUpPageSize: 3),
-                    producerRPC: client, sink: sink(consumerDB, calls), logger: logger)
-                let task = Task { try await consumer.run() }
-                for _ in 0..<300 where !calls.entries.contains("settle") {
-                    try await Task.sleep(for: .milliseconds(20))
+                try await consume(sink(consumerDB, calls), from: client, in: dir, pollInterval: .seconds(30)) {
+                    calls.entries.contains("settle")
                 }
-                task.cancel()
-                _ = await task.result
                 let pages = stride(from: Int64(1), through: 22, by: 3).map { "backlog \($0)-\($0 + 2)" }
                 let expected =
                     last == 23
@@ -372,19 +383,9 @@ struct InProcess {
             }
             let consumerDB = try database("\(scratch.path)/failing.sqlite")
             let calls = Calls()
-            var logger = Logger(label: "consumer")
-            logger.logLevel = .critical
-            let consumer = EventConsumer(
-                settings: .init(
-                    producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock",
-                    pollInterval: .milliseconds(200), catchUpPageSize: 3),
-                producerRPC: client, sink: sink(consumerDB, calls, failing: [4]), logger: logger)
-            let task = Task { try await consumer.run() }
-            for _ in 0..<300 where calls.entries.filter({ $0 == "settle" }).count < 2 {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            task.cancel()
-            _ = await task.result
+            try await consume(
+                sink(consumerDB, calls, failing: [4]), from: client, in: dir, pollInterval: .milliseconds(200)
+            ) { calls.entries.filter { $0 == "settle" }.count >= 2 }
             // the page 4-6 fails: what 1-3 left is settled; the next tick's catch-up goes on from 3
             #expect(
                 calls.entries == [
