@@ -109,11 +109,7 @@ struct InProcess {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         // A producer over real ZeroMQ that already wrote events before the consumer started.
-        try await withRunningService { endpoint, host, dir in
-            let client = try ServiceClient(service: "test", endpoint: endpoint)
-            for i in 1...5 {
-                _ = try await client.call("test.note.add", NoteBody(text: "early \(i)"), as: NoteResult.self)
-            }
+        try await withNotes(5, text: "early ") { client, dir in
             // The consumer: its own database, a projection counting notes, a checkpoint.
             var migrator = DatabaseMigrator()
             migrator.registerMigration("v1") { db in
@@ -155,11 +151,7 @@ struct InProcess {
     @Test func aPagedCatchUpAppliesEveryEventOnceInOrder() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        try await withRunningService { endpoint, host, dir in
-            let client = try ServiceClient(service: "test", endpoint: endpoint)
-            for i in 1...23 {
-                _ = try await client.call("test.note.add", NoteBody(text: "n\(i)"), as: NoteResult.self)
-            }
+        try await withNotes(23) { client, dir in
             for (name, ahead) in [("plain", false), ("moved-ahead", true)] {
                 var migrator = DatabaseMigrator()
                 migrator.registerMigration("v1") { db in
@@ -291,11 +283,7 @@ struct InProcess {
     @Test func fullPagesAreABacklogAndTheCatchUpSettles() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        try await withRunningService { endpoint, host, dir in
-            let client = try ServiceClient(service: "test", endpoint: endpoint)
-            for i in 1...23 {
-                _ = try await client.call("test.note.add", NoteBody(text: "n\(i)"), as: NoteResult.self)
-            }
+        try await withNotes(23) { client, dir in
             // 23 events in pages of 3: seven full pages, then 22-23. Then one more event, so
             // that 24 is a full page whose next page is empty.
             for (name, last) in [("partial", Int64(23)), ("full", 24)] {
@@ -376,11 +364,7 @@ struct InProcess {
     @Test func aFailedCatchUpSettlesToo() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        try await withRunningService { endpoint, host, dir in
-            let client = try ServiceClient(service: "test", endpoint: endpoint)
-            for i in 1...10 {
-                _ = try await client.call("test.note.add", NoteBody(text: "n\(i)"), as: NoteResult.self)
-            }
+        try await withNotes(10) { client, dir in
             let consumerDB = try database("\(scratch.path)/failing.sqlite")
             let calls = Calls()
             try await consume(
@@ -503,5 +487,20 @@ struct InProcess {
                     ?? ServiceError(.internal, "none"))
             #expect(readerError == decoderError, "\(page)")
         }
+    }
+}
+
+/// Runs `body` against a TestService over real ZeroMQ that has already recorded `count`
+/// notes ("n1", "n2", …: events 1 to `count`), with a client of it and its scratch directory.
+func withNotes(
+    _ count: Int, text prefix: String = "n",
+    _ body: @Sendable (_ client: ServiceClient, _ dir: ScratchDirectory) async throws -> Void
+) async throws {
+    try await withRunningService { endpoint, _, dir in
+        let client = try ServiceClient(service: "test", endpoint: endpoint)
+        for i in 1...count {
+            _ = try await client.call("test.note.add", NoteBody(text: "\(prefix)\(i)"), as: NoteResult.self)
+        }
+        try await body(client, dir)
     }
 }
