@@ -570,7 +570,7 @@ public final class EventConsumer: Service, Sendable {
         var start = 0
         while start < run.count {
             let batch = Array(run[start..<min(run.count, start + max(1, settings.batchSize))])
-            try await sink.apply(batch)
+            try await progress.working { try await sink.apply(batch) }
             position = batch.last!.seq
             recordApplied(position)
             start += batch.count
@@ -643,14 +643,14 @@ public final class EventConsumer: Service, Sendable {
             throw CancellationError()
         } catch {
             do {
-                try await sink.settle()
+                try await progress.working { try await sink.settle() }
             } catch {
                 // Still unsettled: the next catch-up's end tries again.
                 logger.warning("settling after a failed catch-up failed", metadata: ["error.detail": "\(error)"])
             }
             throw error
         }
-        try await sink.settle()
+        try await progress.working { try await sink.settle() }
         return caughtUp
     }
 
@@ -691,7 +691,9 @@ public final class EventConsumer: Service, Sendable {
             let more = answer.events.count >= settings.catchUpPageSize
             let ahead = events.last!.seq
             async let next = more ? page(after: ahead) : nil
-            if more { try await sink.applyBacklog(events) } else { try await sink.apply(events) }
+            try await progress.working {
+                if more { try await sink.applyBacklog(events) } else { try await sink.apply(events) }
+            }
             pages += 1
             position = try await sink.position() ?? ahead
             recordApplied(position)

@@ -73,6 +73,10 @@ public final class ConsumerProgress: Sendable {
         var problem: String?
         var ready = false
         let created = ContinuousClock.now
+        /// Sink work under way (`working`), and when the last one ended.
+        var working = 0
+        var workingSince: ContinuousClock.Instant?
+        var workEnded: ContinuousClock.Instant?
     }
 
     public init(producer: String, feedsReplies: Bool, stallAfter: Duration = .seconds(10)) {
@@ -117,6 +121,26 @@ public final class ConsumerProgress: Sendable {
     /// The first catch-up after start is over.
     func markReady() { state.withLock { $0.ready = true } }
 
+    /// Runs the consumer's own work on its sink (applying a batch or a page, settling a
+    /// catch-up). Nothing is asked of the producer meanwhile, so its silence is not a stall
+    /// then, nor until `stallAfter` after the work ends: the settle at the end of a
+    /// rebuild recounts every user's totals, and on a large history that takes longer than
+    /// `stallAfter` (docs/operations.md, "Rebuild at a million"). A sink that fails still
+    /// counts as failing (`failed`).
+    func working<T>(_ work: () async throws -> T) async rethrows -> T {
+        state.withLock {
+            if $0.working == 0 { $0.workingSince = .now }
+            $0.working += 1
+        }
+        defer {
+            state.withLock {
+                $0.working -= 1
+                if $0.working == 0 { ($0.workingSince, $0.workEnded) = (nil, .now) }
+            }
+        }
+        return try await work()
+    }
+
     /// Applying or reaching the producer failed; `problem` names what, never user data.
     /// Returns true when this starts a new failure episode (so it is logged once).
     @discardableResult
@@ -136,9 +160,15 @@ public final class ConsumerProgress: Sendable {
         state.withLock { s in
             let now = ContinuousClock.now
             let behind = s.producerLast.map { max(0, $0 - s.position) }
-            let silent = s.lastContactInstant.map { now - $0 > stallAfter } ?? (now - s.created > stallAfter)
+            // Silence counts from the later of the producer's last word and the end of the
+            // consumer's last work on its sink; during that work it does not count.
+            let quietSince = [s.lastContactInstant, s.workEnded].compactMap { $0 }.max() ?? s.created
+            let silent = s.working == 0 && now - quietSince > stallAfter
             let failing = s.failingSince.map { now - $0 > stallAfter } ?? false
             var problem = s.problem
+            if problem == nil, let since = s.workingSince, now - since > stallAfter {
+                problem = "applying and settling events for \(Int((now - since).components.seconds)) s"
+            }
             if problem == nil && silent {
                 problem = s.lastContact == nil
                     ? "\(producer) has not been heard from since start"
@@ -207,9 +237,10 @@ public final class ServiceHealth: Sendable {
                 problems.append("consumer of \(status.producer) stalled: \(status.problem ?? "no progress")")
             case .catchingUp:
                 if !status.ready {
+                    let behind = status.behindEvents.map { "\($0) event\($0 == 1 ? "" : "s") behind" }
+                    let details = [behind, status.problem].compactMap { $0 }
                     problems.append(
-                        "catching up with \(status.producer)"
-                            + (status.behindEvents.map { ": \($0) event\($0 == 1 ? "" : "s") behind" } ?? ""))
+                        "catching up with \(status.producer)" + (details.isEmpty ? "" : ": " + details.joined(separator: "; ")))
                 }
             }
         }

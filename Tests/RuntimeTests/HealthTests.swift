@@ -94,6 +94,72 @@ import Wire
             #expect(try await service.reply("thing.count").freshness == nil)
         }
     }
+
+    /// A consumer busy on its own sink for longer than the stall limit (the settle at the
+    /// end of a large rebuild took more than 10 s) has asked nothing of its producer: it is
+    /// catching up, not stalled, and says what it is doing.
+    @Test func longWorkOnTheSinkIsNotAStall() async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let producer = try ServiceHost(
+            descriptor: ServiceDescriptor(name: "producer"), database: .inMemory, migrator: DatabaseMigrator(),
+            eventsEndpoint: nil, logger: logger)
+        try await producer.database.write { db in
+            for i in 1...5 { try Outbox.append(db, type: "thing.added", userId: "u", data: ["n": .number(.init(i))] as JSONValue) }
+        }
+        let consumerHost = try ServiceHost(
+            descriptor: ServiceDescriptor(name: "consumer"), database: .inMemory, migrator: DatabaseMigrator(),
+            eventsEndpoint: nil, logger: logger)
+        // The first batch takes 1.5 s on the writer's thread, five times the stall limit.
+        let phase = Atomic<Int>(0)  // 0 before the slow batch, 1 during it, 2 after
+        let sink = DatabaseEventSink(producer: "producer", writer: consumerHost.database) { _, _ in
+            guard phase.load(ordering: .relaxed) == 0 else { return }
+            phase.store(1, ordering: .relaxed)
+            Thread.sleep(forTimeInterval: 1.5)
+            phase.store(2, ordering: .relaxed)
+        }
+        let consumer = EventConsumer(
+            settings: .init(producer: "producer", eventsEndpoint: "ipc:///tmp/lb-health-nobody.sock", pollInterval: .milliseconds(50)),
+            producerRPC: InProcessTransport(producer.dispatcher(router: producer.makeRouter(), sessions: nil)),
+            sink: sink, stallAfter: .milliseconds(300), logger: logger)
+        consumerHost.health.register(consumer.progress)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await consumer.run() }
+            defer { group.cancelAll() }
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(20)
+            while phase.load(ordering: .relaxed) == 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            let began = clock.now
+            var seen: [(after: Duration, report: HealthReport)] = []
+            while phase.load(ordering: .relaxed) == 1, clock.now < deadline {
+                seen.append((clock.now - began, consumerHost.health.report))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(phase.load(ordering: .relaxed) == 2)
+            #expect(!seen.isEmpty)
+            for (after, report) in seen {
+                #expect(report.consumers.first?.state == .catchingUp, "at \(after): \(report.consumers)")
+                #expect(report.state == .ok, "at \(after): \(report.problems)")
+            }
+            // Past the limit, the problem says what the consumer is busy with.
+            let late = seen.filter { $0.after > .milliseconds(700) }
+            #expect(!late.isEmpty)
+            for (after, report) in late {
+                #expect(
+                    report.problems.contains { $0.hasPrefix("catching up with producer") && $0.contains("applying and settling events for") },
+                    "at \(after): \(report.problems)")
+            }
+            // Done, it catches up and is live.
+            var live = false
+            while !live, clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                let status = consumerHost.health.report.consumers.first
+                live = status?.state == .live && status?.position == 5
+            }
+            #expect(live)
+        }
+    }
 }
 
 extension InProcessTransport {
