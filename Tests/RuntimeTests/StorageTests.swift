@@ -359,6 +359,55 @@ struct InProcess {
             calls.entries.dropFirst(4) == ["a backlog 4-4", "b backlog 5-5", "a settle", "a backlog 6-6", "a settle"])
     }
 
+    /// While a backlog is applied, the writer folds its WAL back into the database every
+    /// 10,000 pages instead of 1,000; the settle puts SQLite's default back. Read on the
+    /// writer connection inside each transaction, and seen in the WAL file: three backlog
+    /// pages of about 600 database pages each stay in it, where with the default the third
+    /// would have started it over after the second's commit had folded it back.
+    @Test func aBacklogFoldsTheWALBackLessOften() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = "\(scratch.path)/c.sqlite"
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE blob (data BLOB NOT NULL)") }
+        let db = try ServiceDatabase.open(DatabaseSettings(path: path), migrator: migrator)
+        let calls = Calls()
+        @Sendable func walPages(_ db: Database) throws -> Int { try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? -1 }
+        @Sendable func fill(_ db: Database) throws {
+            // about one database page per row
+            for _ in 0..<600 { try db.execute(sql: "INSERT INTO blob (data) VALUES (zeroblob(3000))") }
+        }
+        let sink = DatabaseEventSink(
+            producer: "test", writer: db,
+            batch: { db, _ in calls.add("live \(try walPages(db))") },
+            backlog: DatabaseEventSink.Backlog(
+                batch: { db, _ in
+                    calls.add("backlog \(try walPages(db))")
+                    try fill(db)
+                },
+                settle: { db in calls.add("settle \(try walPages(db))") }))
+        func event(_ seq: Int64) -> Event { Event(seq: seq, type: "note.added", userId: nil, at: Date(), data: [:]) }
+        func walFrames() throws -> Int {
+            let size = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0
+            return max(0, size - 32) / (4096 + 24)  // the WAL header, then a 24-byte header per frame
+        }
+        try await sink.settle()  // a process's first
+        try await sink.apply([event(1)])
+        for seq in Int64(2)...4 { try await sink.applyBacklog([event(seq)]) }
+        let framesAfterBacklog = try walFrames()
+        try await sink.apply([event(5)])  // a catch-up's last page, before its settle
+        try await sink.settle()
+        let afterSettle = try await db.writeWithoutTransaction { try walPages($0) }
+        try await sink.apply([event(6)])
+        #expect(
+            calls.entries == [
+                "settle 1000", "live 1000", "backlog 10000", "backlog 10000", "backlog 10000", "live 10000",
+                "settle 10000", "live 1000",
+            ])
+        #expect(afterSettle == 1_000)
+        #expect(framesAfterBacklog >= 1_700, "the three pages' frames are all in the WAL: \(framesAfterBacklog)")
+    }
+
     /// A catch-up that fails mid-way settles what it left behind before the error goes back
     /// to the consumer (which tries again at its next tick): the producer may be gone for long.
     @Test func aFailedCatchUpSettlesToo() async throws {
