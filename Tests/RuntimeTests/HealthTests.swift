@@ -38,7 +38,8 @@ import Wire
         #expect(error?.path == path)
     }
 
-    @Test func laggingProjectionMarksRepliesAndRecovers() async throws {
+    /// A producer holding five `thing.added` events and a consumer's host, both in memory.
+    func hosts() async throws -> (producer: ServiceHost, consumer: ServiceHost, logger: Logger) {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let producer = try ServiceHost(
@@ -47,18 +48,30 @@ import Wire
         try await producer.database.write { db in
             for i in 1...5 { try Outbox.append(db, type: "thing.added", userId: "u", data: ["n": .number(.init(i))] as JSONValue) }
         }
-        let consumerHost = try ServiceHost(
+        let consumer = try ServiceHost(
             descriptor: ServiceDescriptor(name: "consumer"), database: .inMemory, migrator: DatabaseMigrator(),
             eventsEndpoint: nil, logger: logger)
+        return (producer, consumer, logger)
+    }
+
+    /// A consumer of `producer` into `sink`, polling every 50 ms, stalled after 300 ms.
+    func consumer(of producer: ServiceHost, into sink: DatabaseEventSink, feedsReplies: Bool = false, logger: Logger)
+        -> EventConsumer
+    {
+        EventConsumer(
+            settings: .init(producer: "producer", eventsEndpoint: "ipc:///tmp/lb-health-nobody.sock", pollInterval: .milliseconds(50)),
+            producerRPC: InProcessTransport(producer.dispatcher(router: producer.makeRouter(), sessions: nil)),
+            sink: sink, feedsReplies: feedsReplies, stallAfter: .milliseconds(300), logger: logger)
+    }
+
+    @Test func laggingProjectionMarksRepliesAndRecovers() async throws {
+        let (producer, consumerHost, logger) = try await hosts()
         // The projection fails (as on a full disk) until `broken` is cleared.
         let broken = Atomic<Bool>(true)
         let sink = DatabaseEventSink(producer: "producer", writer: consumerHost.database) { _, _ in
             if broken.load(ordering: .relaxed) { throw DatabaseError(resultCode: .SQLITE_FULL) }
         }
-        let consumer = EventConsumer(
-            settings: .init(producer: "producer", eventsEndpoint: "ipc:///tmp/lb-health-nobody.sock", pollInterval: .milliseconds(50)),
-            producerRPC: InProcessTransport(producer.dispatcher(router: producer.makeRouter(), sessions: nil)),
-            sink: sink, feedsReplies: true, stallAfter: .milliseconds(300), logger: logger)
+        let consumer = consumer(of: producer, into: sink, feedsReplies: true, logger: logger)
         consumerHost.health.register(consumer.progress)
         var router = consumerHost.makeRouter()
         router.read("thing.count", access: .public) { (_: Empty, _) in ["n": 1] as JSONValue }
@@ -99,17 +112,7 @@ import Wire
     /// end of a large rebuild took more than 10 s) has asked nothing of its producer: it is
     /// catching up, not stalled, and says what it is doing.
     @Test func longWorkOnTheSinkIsNotAStall() async throws {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let producer = try ServiceHost(
-            descriptor: ServiceDescriptor(name: "producer"), database: .inMemory, migrator: DatabaseMigrator(),
-            eventsEndpoint: nil, logger: logger)
-        try await producer.database.write { db in
-            for i in 1...5 { try Outbox.append(db, type: "thing.added", userId: "u", data: ["n": .number(.init(i))] as JSONValue) }
-        }
-        let consumerHost = try ServiceHost(
-            descriptor: ServiceDescriptor(name: "consumer"), database: .inMemory, migrator: DatabaseMigrator(),
-            eventsEndpoint: nil, logger: logger)
+        let (producer, consumerHost, logger) = try await hosts()
         // The first batch takes 1.5 s on the writer's thread, five times the stall limit.
         let phase = Atomic<Int>(0)  // 0 before the slow batch, 1 during it, 2 after
         let sink = DatabaseEventSink(producer: "producer", writer: consumerHost.database) { _, _ in
@@ -118,10 +121,7 @@ import Wire
             Thread.sleep(forTimeInterval: 1.5)
             phase.store(2, ordering: .relaxed)
         }
-        let consumer = EventConsumer(
-            settings: .init(producer: "producer", eventsEndpoint: "ipc:///tmp/lb-health-nobody.sock", pollInterval: .milliseconds(50)),
-            producerRPC: InProcessTransport(producer.dispatcher(router: producer.makeRouter(), sessions: nil)),
-            sink: sink, stallAfter: .milliseconds(300), logger: logger)
+        let consumer = consumer(of: producer, into: sink, logger: logger)
         consumerHost.health.register(consumer.progress)
 
         try await withThrowingTaskGroup(of: Void.self) { group in
