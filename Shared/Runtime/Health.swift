@@ -166,7 +166,9 @@ public final class ConsumerProgress: Sendable {
             let silent = s.working == 0 && now - quietSince > stallAfter
             let failing = s.failingSince.map { now - $0 > stallAfter } ?? false
             var problem = s.problem
-            if problem == nil, let since = s.workingSince, now - since > stallAfter {
+            // Work past the limit is not live: a sink that hangs shows here, for as long as it does.
+            let busyLong = s.workingSince.map { now - $0 > stallAfter } ?? false
+            if problem == nil, busyLong, let since = s.workingSince {
                 problem = "applying and settling events for \(Int((now - since).components.seconds)) s"
             }
             if problem == nil && silent {
@@ -175,7 +177,7 @@ public final class ConsumerProgress: Sendable {
                     : "no word from \(producer) for \(Int((now - s.lastContactInstant!).components.seconds)) s"
             }
             let state: ConsumerStatus.State =
-                failing || silent ? .stalled : (behind ?? 0) > 0 || !s.ready ? .catchingUp : .live
+                failing || silent ? .stalled : (behind ?? 0) > 0 || !s.ready || busyLong ? .catchingUp : .live
             return ConsumerStatus(
                 producer: producer, state: state, position: s.position, producerLast: s.producerLast,
                 behindEvents: behind, caughtUpAt: s.caughtUpAt, lastContact: s.lastContact,
@@ -236,7 +238,8 @@ public final class ServiceHealth: Sendable {
             case .stalled:
                 problems.append("consumer of \(status.producer) stalled: \(status.problem ?? "no progress")")
             case .catchingUp:
-                if !status.ready {
+                // the first catch-up after start, or one that has a problem to say
+                if !status.ready || status.problem != nil {
                     let behind = status.behindEvents.map { "\($0) event\($0 == 1 ? "" : "s") behind" }
                     let details = [behind, status.problem].compactMap { $0 }
                     problems.append(
