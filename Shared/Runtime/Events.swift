@@ -181,9 +181,11 @@ public struct DatabaseEventSink: EventSink {
     /// meanwhile, and keeps that size for reuse. Each commit still syncs the WAL:
     /// durability does not change.
     public static let backlogWALPages = 10_000
-    static let raiseWALPages = "PRAGMA wal_autocheckpoint = 10000"
-    /// Back to SQLite's default once the backlog is settled.
-    static let restoreWALPages = "PRAGMA wal_autocheckpoint = 1000"
+    /// SQLite's default, set again once the backlog is settled.
+    public static let defaultWALPages = 1_000
+    // A PRAGMA takes no bound parameters; the values are Ints, never text.
+    static let raiseWALPages = "PRAGMA wal_autocheckpoint = " + String(backlogWALPages)
+    static let restoreWALPages = "PRAGMA wal_autocheckpoint = " + String(defaultWALPages)
     private let skipped = SkippedPosition()
     private let unsettled = Unsettled()
 

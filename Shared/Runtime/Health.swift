@@ -162,7 +162,8 @@ public final class ConsumerProgress: Sendable {
             let behind = s.producerLast.map { max(0, $0 - s.position) }
             // Silence counts from the later of the producer's last word and the end of the
             // consumer's last work on its sink; during that work it does not count.
-            let quietSince = [s.lastContactInstant, s.workEnded].compactMap { $0 }.max() ?? s.created
+            // (`created` is earlier than either; no array: every read reply asks, for freshness)
+            let quietSince = max(s.lastContactInstant ?? s.created, s.workEnded ?? s.created)
             let silent = s.working == 0 && now - quietSince > stallAfter
             let failing = s.failingSince.map { now - $0 > stallAfter } ?? false
             var problem = s.problem

@@ -399,6 +399,7 @@ struct InProcess {
         try await sink.settle()
         let afterSettle = try await db.writeWithoutTransaction { try walPages($0) }
         try await sink.apply([event(6)])
+        #expect(DatabaseEventSink.backlogWALPages == 10_000 && DatabaseEventSink.defaultWALPages == 1_000)
         #expect(
             calls.entries == [
                 "settle 1000", "live 1000", "backlog 10000", "backlog 10000", "backlog 10000", "live 10000",
