@@ -146,7 +146,12 @@ import Wire
             try db.execute(sql: "INSERT INTO catchTallyStale (userId) VALUES ('alice'), ('bob')")
             try db.execute(sql: "INSERT INTO vehicleStale (vehicleId, userId) VALUES ('v-alice', 'alice'), ('v-bob', 'bob')")
         }
+        let fills = "SELECT COUNT(*) FROM fill WHERE userId = ?"
+        #expect(try await h.read { try Int.fetchOne($0, sql: fills, arguments: ["alice"]) } == 3)
         try await h.feed("user.deleted", ["userId": "alice", "username": "alice"], user: "alice", from: "auth")
+        // fill-ups go through the user's vehicles, so their count by user is checked here
+        #expect(try await h.read { try Int.fetchOne($0, sql: fills, arguments: ["alice"]) } == 0)
+        #expect(try await h.read { try Int.fetchOne($0, sql: fills, arguments: ["bob"]) } == 2)
         #expect(try await h.failure("analytics.fuel.stats", ["vehicleId": "v-alice"]).code == .notFound)
         #expect(try await h.call("analytics.suggest")["catches"] == 0)
         #expect(try await h.call("analytics.time.summary")["netWorth"]?["totalMs"] == 0)
@@ -159,6 +164,21 @@ import Wire
         #expect(try await h.read { try String.fetchAll($0, sql: "SELECT userId FROM catchTallyStale") } == ["bob"])
         #expect(try await h.read { try String.fetchAll($0, sql: "SELECT vehicleId FROM vehicleStale") } == ["v-bob"])
         #expect(try await answers(h, user: "bob") == bob)
+    }
+
+    /// Deleting an account finds every table's rows through an index: a scan would read the
+    /// whole store in the consumer's transaction, and grow with it. (vehicleStale is scanned:
+    /// it holds a row per vehicle only between a catch-up's backlog and its settle, empty
+    /// otherwise.)
+    @Test func accountDeletionScansNoTable() async throws {
+        let h = try Harness()
+        for sql in Schema.userTables where !sql.hasPrefix("DELETE FROM vehicleStale ") {
+            let plan = try await h.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: ["alice"]).map { $0["detail"] as String }
+            }
+            #expect(!plan.isEmpty, "\(sql)")
+            #expect(!plan.contains { $0.hasPrefix("SCAN ") }, "\(sql): \(plan)")
+        }
     }
 
     @Test func unreadablePayloadIsSkippedNotRetriedForever() async throws {

@@ -295,12 +295,22 @@ enum Schema {
             try db.execute(
                 sql: "CREATE TABLE vehicleStale (vehicleId TEXT PRIMARY KEY NOT NULL, userId TEXT NOT NULL) WITHOUT ROWID")
         }
+        // An account's fill-ups are found through its vehicles (fill_order leads with
+        // vehicleId, vehicle_user finds the vehicles): a fill-up is stored only for a vehicle
+        // of its own user (FuelProjection.ensureVehicle), and a vehicle never changes hands.
+        // The index by user served account deletion alone, and a replay paid for it on
+        // every fill-up: at a million of them, each user's entries sit on leaf pages of their
+        // own, and every page of a catch-up dirtied and wrote one per user
+        // (docs/operations.md, "Rebuild at a million").
+        migrator.registerMigration("analytics.fillByVehicle") { db in
+            try db.execute(sql: "DROP INDEX fill_user")
+        }
         return migrator
     }
 
     /// One statement per table deleting a user's rows (account deletion).
     static let userTables: [String] = [
-        "DELETE FROM fill WHERE userId = ?",
+        "DELETE FROM fill WHERE vehicleId IN (SELECT id FROM vehicle WHERE userId = ?)",
         "DELETE FROM fuelSpend WHERE userId = ?",
         "DELETE FROM vehicle WHERE userId = ?",
         "DELETE FROM vehicleStale WHERE userId = ?",
