@@ -371,8 +371,8 @@ public final class Dispatcher: Sendable {
             let body = try Router.decodeBody(EventsSince.self, from: frame)
             guard body.after >= 0 else { throw ServiceError.invalid("after", "must be 0 or more (got \(body.after))") }
             let limit = body.limit ?? 500
-            guard (1...5000).contains(limit) else {
-                throw ServiceError.invalid("limit", "must be between 1 and 5000 (got \(limit))")
+            guard (1...EventsSince.maxLimit).contains(limit) else {
+                throw ServiceError.invalid("limit", "must be between 1 and \(EventsSince.maxLimit) (got \(limit))")
             }
             do {
                 // Written on the reader's queue: the socket thread only sends it.
@@ -480,6 +480,9 @@ public struct Info: Codable, Sendable {
 }
 
 public struct EventsSince: Codable, Sendable {
+    /// The most events one page holds.
+    public static let maxLimit = 5_000
+
     public var after: Int64
     public var limit: Int?
 

@@ -385,15 +385,17 @@ public final class EventConsumer: Service, Sendable {
         public var batchSize: Int
         public static let defaultBatchSize = 500
         /// Events per `events.since` page while catching up (a rebuild from 0 included), each
-        /// page one transaction. A transaction writes every page it dirties once, and a page
-        /// of a few hundred events, spread over many users, dirties nearly as many pages as
-        /// one of thousands: `logbook-bench rebuild` replayed 13–16k events/s with pages of
-        /// 500, 20–22k with 2,000 and 24–28k with 5,000 (docs/operations.md, "A rebuild
-        /// through the wire"). A decoded page is held twice over (the one applied and the one
-        /// asked for ahead): analytics peaked at 53 MB during a rebuild with 2,000, 76–88 MB
-        /// with 5,000, which is what keeps it at 2,000.
+        /// page one transaction: the most a producer serves. A transaction writes every page
+        /// it dirties once, and a page of a few hundred events, spread over many users,
+        /// dirties nearly as many pages as one of thousands: `logbook-bench rebuild` replayed
+        /// 13–16k events/s with pages of 500, 20–22k with 2,000 and 24–28k with 5,000 at
+        /// 50,000 fill-ups, and at 1,000,000 took 100 s with 5,000 against 128 s with 2,000
+        /// (docs/operations.md, "A rebuild through the wire" and "Fill-ups found by
+        /// vehicle"). A decoded page is held twice over (the one applied and the one asked
+        /// for ahead): analytics peaked at 53 MB during a rebuild with 2,000 and 76–88 MB
+        /// with 5,000, and gives it back when the catch-up ends (`FreedMemory`).
         public var catchUpPageSize: Int
-        public static let defaultCatchUpPageSize = 2_000
+        public static let defaultCatchUpPageSize = EventsSince.maxLimit
         /// How long one `events.since` call may take.
         public var rpcTimeout: Duration
         /// When set, the SUB is a CURVE client with this host's pair, expecting the
