@@ -388,12 +388,13 @@ public final class EventConsumer: Service, Sendable {
         /// page one transaction; the most a producer serves (`EventsSince.maxLimit`). A
         /// transaction writes every page it dirties once, and a page of a few hundred
         /// events, spread over many users, dirties nearly as many pages as one of thousands:
-        /// `logbook-bench rebuild` replayed 13–16k events/s with pages of 500, 20–22k with 2,000 and 24–28k with 5,000 at
-        /// 50,000 fill-ups, and at 1,000,000 took 100 s with 5,000 against 128 s with 2,000
-        /// (docs/operations.md, "A rebuild through the wire" and "Catch-up pages of
-        /// 5,000"). A decoded page is held twice over (the one applied and the one asked
-        /// for ahead): analytics peaked at 53 MB during a rebuild with 2,000 and 76–88 MB
-        /// with 5,000, and gives it back when the catch-up ends (`FreedMemory`).
+        /// `logbook-bench rebuild` replayed 13–16k events/s with pages of 500, 20–22k with
+        /// 2,000 and 24–28k with 5,000 at 50,000 fill-ups, and at 1,000,000 took 100 s with
+        /// 5,000 against 128 s with 2,000 (docs/operations.md, "A rebuild through the wire"
+        /// and "Catch-up pages of 5,000"). A decoded page is held twice over (the one
+        /// applied and the one asked for ahead): analytics peaked at 53 MB during a rebuild
+        /// with 2,000 and 76–88 MB with 5,000, and gives it back when the catch-up ends
+        /// (`FreedMemory`).
         public var catchUpPageSize: Int
         public static let defaultCatchUpPageSize = EventsSince.maxLimit
         /// How long one `events.since` call may take.
