@@ -384,19 +384,25 @@ public final class EventConsumer: Service, Sendable {
         /// The most events a live batch applies in one transaction.
         public var batchSize: Int
         public static let defaultBatchSize = 500
-        /// Events per `events.since` page while catching up (a rebuild from 0 included), each
-        /// page one transaction; the most a producer serves (`EventsSince.maxLimit`). A
-        /// transaction writes every page it dirties once, and a page of a few hundred
-        /// events, spread over many users, dirties nearly as many pages as one of thousands:
-        /// `logbook-bench rebuild` replayed 13–16k events/s with pages of 500, 20–22k with
-        /// 2,000 and 24–28k with 5,000 at 50,000 fill-ups, and at 1,000,000 took 100 s with
-        /// 5,000 against 128 s with 2,000 (docs/operations.md, "A rebuild through the wire"
-        /// and "Catch-up pages of 5,000"). A decoded page is held twice over (the one
-        /// applied and the one asked for ahead): analytics peaked at 53 MB during a rebuild
-        /// with 2,000 and 76–88 MB with 5,000, and gives it back when the catch-up ends
-        /// (`FreedMemory`).
+        /// Events per `events.since` page while catching up (a rebuild from 0 included); the
+        /// most a producer serves (`EventsSince.maxLimit`). Fewer, larger pages cost the
+        /// producer and the wire less: `logbook-bench rebuild` replayed 13–16k events/s with
+        /// pages of 500, 20–22k with 2,000 and 24–28k with 5,000 at 50,000 fill-ups
+        /// (docs/operations.md, "A rebuild through the wire").
         public var catchUpPageSize: Int
         public static let defaultCatchUpPageSize = EventsSince.maxLimit
+        /// The most events a catch-up applies in one transaction: consecutive full pages are
+        /// gathered until they hold this many. A transaction writes every database page it
+        /// dirties once, and a backlog spread over many users dirties a page of each
+        /// user-keyed index per user whatever its size, so the same index pages are written
+        /// again by every transaction: at 1,000,000 fill-ups and catches `logbook-bench
+        /// rebuild` took 95–99 s with transactions of 5,000 events and 72–80 s with 20,000;
+        /// 40,000 took no less (docs/operations.md, "Backlog transactions of 20,000"). The
+        /// events of a transaction are held decoded twice over (the one applied and the next
+        /// one, gathered meanwhile): memory figures are in the same paragraph. The consumer
+        /// gives it back when the catch-up ends (`FreedMemory`).
+        public var catchUpTransactionSize: Int
+        public static let defaultCatchUpTransactionSize = 20_000
         /// How long one `events.since` call may take.
         public var rpcTimeout: Duration
         /// When set, the SUB is a CURVE client with this host's pair, expecting the
@@ -406,6 +412,7 @@ public final class EventConsumer: Service, Sendable {
         public init(
             producer: String, eventsEndpoint: String, pollInterval: Duration = .seconds(5),
             batchSize: Int = Settings.defaultBatchSize, catchUpPageSize: Int = Settings.defaultCatchUpPageSize,
+            catchUpTransactionSize: Int = Settings.defaultCatchUpTransactionSize,
             rpcTimeout: Duration = .seconds(5), curve: CurveSettings? = nil
         ) {
             self.producer = producer
@@ -413,6 +420,7 @@ public final class EventConsumer: Service, Sendable {
             self.pollInterval = pollInterval
             self.batchSize = batchSize
             self.catchUpPageSize = catchUpPageSize
+            self.catchUpTransactionSize = catchUpTransactionSize
             self.rpcTimeout = rpcTimeout
             self.curve = curve
         }
@@ -681,47 +689,45 @@ public final class EventConsumer: Service, Sendable {
         return caughtUp
     }
 
-    /// Full pages go to the sink as a backlog (more follows at once), the last one as
-    /// events like any other. The next page is asked for while this one is applied: the
-    /// producer reads and sends it, and this process reads it, while the sink's transaction
-    /// runs, where each waited for the other (docs/operations.md, "A rebuild through the wire").
+    /// A backlog (a transaction that gathered a full page) goes to the sink with
+    /// `applyBacklog`, a catch-up of one short page with `apply`, like any other events. The
+    /// next transaction's pages are asked for while this one is applied: the producer reads
+    /// and sends them, and this process reads them, while the sink's transaction runs, where
+    /// each waited for the other (docs/operations.md, "A rebuild through the wire").
     private func replay(from position: Int64) async throws -> Int64 {
         var position = position
-        var pages = 0
-        // The pages' decoded events are freed, but the C allocator keeps what they took.
-        defer { if pages > 1 { FreedMemory.release() } }
-        var pending = try await page(after: position)
+        var replayed = 0
+        // The decoded events are freed, but the C allocator keeps what they took.
+        defer { if replayed > settings.catchUpPageSize { FreedMemory.release() } }
+        var pending = try await gather(after: position)
         while true {
-            var answer = pending.answer
-            if pending.after != position {
+            var batch = pending
+            if batch.after != position {
                 // Events reached the sink from elsewhere meanwhile (a duplicate delivery), so
-                // the page asked for ahead no longer begins at its position: ask from there.
-                answer = try await page(after: position).answer
+                // the pages asked for ahead no longer begin at its position: ask from there.
+                batch = try await gather(after: position)
             }
-            progress.heard(last: answer.last)
-            let events = answer.events.filter { $0.seq > position }
-            if events.isEmpty {
-                if answer.last < position {
+            guard let ahead = batch.events.last?.seq else {
+                if batch.last < position {
                     // The producer's history was rolled back (restored from a backup taken
                     // before this consumer's): the sequence numbers above `last` will be
                     // used again for new events, which must not be skipped as duplicates.
                     logger.error(
                         "producer's sequence is behind this consumer's checkpoint (was its database restored?); continuing from the producer's position",
-                        metadata: ["events.position": "\(position)", "events.last": "\(answer.last)"])
-                    try await sink.rewind(to: answer.last)
-                    progress.reset(to: answer.last)
-                    position = answer.last
+                        metadata: ["events.position": "\(position)", "events.last": "\(batch.last)"])
+                    try await sink.rewind(to: batch.last)
+                    progress.reset(to: batch.last)
+                    position = batch.last
                     applied.withLock { $0 = position }
                 }
                 return position
             }
-            let more = answer.events.count >= settings.catchUpPageSize
-            let ahead = events.last!.seq
-            async let next = more ? page(after: ahead) : nil
+            let more = batch.more
+            async let next = more ? gather(after: ahead) : nil
             try await progress.working {
-                if more { try await sink.applyBacklog(events) } else { try await sink.apply(events) }
+                if batch.backlog { try await sink.applyBacklog(batch.events) } else { try await sink.apply(batch.events) }
             }
-            pages += 1
+            replayed += batch.events.count
             position = try await sink.position() ?? ahead
             recordApplied(position)
             guard more, let following = try await next else { return position }
@@ -729,12 +735,49 @@ public final class EventConsumer: Service, Sendable {
         }
     }
 
+    /// The events of one catch-up transaction.
+    private struct Gathered: Sendable {
+        /// The position the pages were asked for after.
+        var after: Int64
+        var events: [Event]
+        /// The producer's highest sequence number, from the last page.
+        var last: Int64
+        /// The last page was full: more may follow.
+        var more: Bool
+        /// A full page is among them: a backlog, which the sink may settle later.
+        var backlog: Bool
+    }
+
+    /// Pages after `after`, asked for one after another until they hold
+    /// `catchUpTransactionSize` events or one comes back short.
+    private func gather(after: Int64) async throws -> Gathered {
+        let pageSize = settings.catchUpPageSize
+        var gathered = Gathered(after: after, events: [], last: after, more: false, backlog: false)
+        var cursor = after
+        repeat {
+            let answer = try await page(after: cursor)
+            progress.heard(last: answer.last)
+            gathered.last = answer.last
+            gathered.more = answer.events.count >= pageSize
+            gathered.backlog = gathered.backlog || gathered.more
+            let fresh = answer.events.filter { $0.seq > cursor }
+            guard let end = fresh.last?.seq else { break }
+            if gathered.events.isEmpty {
+                gathered.events = fresh
+                if gathered.more { gathered.events.reserveCapacity(settings.catchUpTransactionSize + pageSize) }
+            } else {
+                gathered.events.append(contentsOf: fresh)
+            }
+            cursor = end
+        } while gathered.more && gathered.events.count < settings.catchUpTransactionSize
+        return gathered
+    }
+
     /// One `events.since` call: the page after `after`.
-    private func page(after: Int64) async throws -> (after: Int64, answer: EventsSinceResult) {
-        let answer = try await producerRPC.call(
+    private func page(after: Int64) async throws -> EventsSinceResult {
+        try await producerRPC.call(
             "events.since", EventsSince(after: after, limit: settings.catchUpPageSize),
             options: CallOptions(timeout: settings.rpcTimeout), read: EventsSinceResult.read)
-        return (after, answer)
     }
 }
 

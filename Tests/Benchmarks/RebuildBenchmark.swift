@@ -2,7 +2,7 @@
 // rebuild. The analytics benchmark's workload (fill-ups, catches and their conditions) is
 // stored in two producers' outboxes, records' and weather-fetcher's, each served by
 // `events.since` on its own ROUTER socket; analytics' two consumers replay both over ZeroMQ
-// into an empty database, page by page, one transaction per page, as the service does on an
+// into an empty database, page by page, several pages per transaction, as the service does on an
 // empty file. `logbook-bench analytics` hands the same events to the projection in memory;
 // the difference is what the producers' reads, the wire and the consumers' decoding add.
 // Only the replay is timed: the producers' histories are written before the clock starts.
@@ -27,9 +27,10 @@ struct RebuildBenchmark: AsyncParsableCommand {
     @Option(help: "Users, one vehicle each (fewer when the size is small: at least 10 fill-ups per vehicle).")
     var users = 1_000
     @Option(help: "Events per `events.since` page (default: the consumers' own).") var page: Int?
+    @Option(help: "Most events applied per catch-up transaction (default: the consumers' own).") var transaction: Int?
 
     func run() async throws {
-        let result = try await Self.measure(size: size, users: users, page: page)
+        let result = try await Self.measure(size: size, users: users, page: page, transaction: transaction)
         print(
             String(
                 format: "replayed %d events in %.2f s: %.0f events/s (every event applied after %.2f s, then settled)",
@@ -39,7 +40,7 @@ struct RebuildBenchmark: AsyncParsableCommand {
     /// The events replayed and the seconds from the consumers' start until both had applied
     /// their producer's last event and nothing was left behind (`applied`: until the last
     /// event was applied; the rest is the settle of what the backlog left behind).
-    static func measure(size: Int, users: Int, page: Int? = nil) async throws
+    static func measure(size: Int, users: Int, page: Int? = nil, transaction: Int? = nil) async throws
         -> (events: Int, seconds: Double, applied: Double)
     {
         let directory = "/tmp/lb-bench-rebuild-\(getpid())"
@@ -91,7 +92,8 @@ struct RebuildBenchmark: AsyncParsableCommand {
                 EventConsumer(
                     settings: .init(
                         producer: name, eventsEndpoint: "ipc://\(directory)/\(name)-events.sock",
-                        catchUpPageSize: page ?? EventConsumer.Settings.defaultCatchUpPageSize),
+                        catchUpPageSize: page ?? EventConsumer.Settings.defaultCatchUpPageSize,
+                        catchUpTransactionSize: transaction ?? EventConsumer.Settings.defaultCatchUpTransactionSize),
                     producerRPC: client,
                     sink: DatabaseEventSink(
                         producer: name, writer: analytics.host.database, batch: analytics.batchHandler(for: name),

@@ -62,7 +62,7 @@ import Wire
         EventConsumer(
             settings: .init(
                 producer: "producer", eventsEndpoint: "ipc:///tmp/lb-health-nobody.sock", pollInterval: .milliseconds(50),
-                catchUpPageSize: pageSize),
+                catchUpPageSize: pageSize, catchUpTransactionSize: pageSize),
             producerRPC: InProcessTransport(producer.dispatcher(router: producer.makeRouter(), sessions: nil)),
             sink: sink, feedsReplies: feedsReplies, stallAfter: .milliseconds(300), logger: logger)
     }

@@ -179,7 +179,7 @@ struct InProcess {
                 let consumer = EventConsumer(
                     settings: .init(
                         producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock",
-                        pollInterval: .milliseconds(300), catchUpPageSize: 3),
+                        pollInterval: .milliseconds(300), catchUpPageSize: 3, catchUpTransactionSize: 3),
                     producerRPC: client, sink: sink, logger: logger)
                 let task = Task { try await consumer.run() }
                 for _ in 0..<300 where consumer.position < 23 {
@@ -198,7 +198,8 @@ struct InProcess {
 }
 
 /// A catch-up gives its full pages to the sink as a backlog and the last, shorter one as
-/// plain events, then lets the sink settle, in a transaction of its own, also when the last
+/// plain events (with transactions of one page; gathered into larger ones, the short page
+/// joins the backlog), then lets the sink settle, in a transaction of its own, also when the last
 /// page was full (the page after it is empty); a sink settles once per process and after
 /// backlog batches, not after live ones.
 @Suite struct BacklogCatchUpTests {
@@ -251,18 +252,18 @@ struct InProcess {
                 }, group: group))
     }
 
-    /// Runs a consumer of the test service's events (pages of 3) into `sink` until `done`
-    /// holds or 6 s have passed, then stops it.
+    /// Runs a consumer of the test service's events (pages of 3, by default one page per
+    /// transaction) into `sink` until `done` holds or 6 s have passed, then stops it.
     func consume(
         _ sink: DatabaseEventSink, from client: ServiceClient, in dir: ScratchDirectory, pollInterval: Duration,
-        until done: () -> Bool
+        transactionSize: Int = 3, until done: () -> Bool
     ) async throws {
         var logger = Logger(label: "consumer")
         logger.logLevel = .critical
         let consumer = EventConsumer(
             settings: .init(
                 producer: "test", eventsEndpoint: "ipc://\(dir.path)/test.events.sock", pollInterval: pollInterval,
-                catchUpPageSize: 3),
+                catchUpPageSize: 3, catchUpTransactionSize: transactionSize),
             producerRPC: client, sink: sink, logger: logger)
         let task = Task { try await consumer.run() }
         for _ in 0..<300 where !done() {
@@ -304,6 +305,43 @@ struct InProcess {
                 let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY n") }
                 #expect(seen == Array(1...last), "\(name)")
             }
+        }
+    }
+
+    /// Full pages are gathered until a transaction holds `catchUpTransactionSize` events
+    /// (7 here, pages of 3: three pages, 9 events); a transaction that gathered a full page
+    /// is a backlog even when it ends with the short last page, and a catch-up that begins
+    /// with a short page is plain events.
+    @Test func aCatchUpGathersPagesIntoTransactions() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        try await withNotes(23) { client, dir in
+            for (name, last) in [("partial", Int64(23)), ("full", 24)] {
+                if last == 24 {
+                    _ = try await client.call("test.note.add", NoteBody(text: "n24"), as: NoteResult.self)
+                }
+                let consumerDB = try database("\(scratch.path)/\(name).sqlite")
+                let calls = Calls()
+                try await consume(
+                    sink(consumerDB, calls), from: client, in: dir, pollInterval: .seconds(30), transactionSize: 7
+                ) { calls.entries.contains("settle") }
+                // 19-21 and 22-23 (or 22-24, whose next page is empty) hold fewer than 7.
+                #expect(calls.entries == ["backlog 1-9", "backlog 10-18", "backlog 19-\(last)", "settle"], "\(name)")
+                let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY n") }
+                #expect(seen == Array(1...last), "\(name)")
+            }
+            // Two more events, after a consumer that is up to date: one short page, plain.
+            for text in ["n25", "n26"] {
+                _ = try await client.call("test.note.add", NoteBody(text: text), as: NoteResult.self)
+            }
+            let consumerDB = try database("\(scratch.path)/short.sqlite")
+            try await consumerDB.write { try Checkpoint.set($0, producer: "test", seq: 24) }
+            let calls = Calls()
+            try await consume(
+                sink(consumerDB, calls), from: client, in: dir, pollInterval: .seconds(30), transactionSize: 7
+            ) { calls.entries.contains("settle") }
+            // (A sink settles once per process: see the next test.)
+            #expect(calls.entries == ["live 25-26", "settle"])
         }
     }
 
