@@ -13,7 +13,7 @@ let swiftSettings: [SwiftSetting] = [
     // `logbook`, about 50 µs a scan), once per type and process. Of the 62 scans a one-shot
     // `expense list` made, 12 came this way from our modules (`KeyedDecodingContainer` of
     // each decoded type's `CodingKeys`, the timer commands' `TimerCommand<Action>`);
-    // docs/operations.md, "Performance", "Conformance scans, a later round".
+    // docs/performance.md, "Conformance scans, a later round".
     .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"], .when(configuration: .release)),
 ]
 
@@ -23,7 +23,7 @@ let swiftSettings: [SwiftSetting] = [
 /// table alone was 2 MiB of every process's memory) and exported 15,600 symbols, whose
 /// table and hash the dynamic loader walks for each symbol a shared library looks up; lld
 /// also keeps read-only data out of the code segment the kernel maps ahead. Idle RSS of
-/// auth 31.4 -> 25.6 MiB (docs/operations.md, "Performance"). The functions that run at
+/// auth 31.4 -> 25.6 MiB (docs/performance.md, "Memory, CLI start and CPU per write"). The functions that run at
 /// start-up, in a typical session and idle come first and together (deploy/link-order.txt,
 /// written by deploy/link-order.sh): the kernel maps 16 pages around each code page touched,
 /// so the same functions scattered through the code kept 4 MiB more of every service

@@ -5,7 +5,7 @@
 # next to each other at the start of the code segment. The kernel maps 16 pages around
 # every code page a process touches, so code used at start-up and idle, scattered through
 # 19-27 MB of code, kept 12-13 MB of each service resident; laid out together it keeps
-# about 8 (docs/operations.md, "Performance", "Code laid out by use").
+# about 8 (docs/performance.md, "Code laid out by use").
 #
 # A symbol the file names and an executable lacks is skipped, and a function it does not
 # name is placed after the listed ones, so a stale file costs memory, never correctness.

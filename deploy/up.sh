@@ -6,7 +6,7 @@
 # group commit are many times slower in a debug build. The tests use debug builds.
 # The Swift runtime and Foundation linked in (as the container image does): a process
 # starts without loading and relocating a dozen shared libraries, and holds less memory
-# (docs/operations.md, "Performance").
+# (docs/performance.md, "Static Swift runtime").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -113,7 +113,7 @@ public final class Dispatcher: Sendable {
         } catch {
             let mapped = ServiceError.from(error)
             // The request's metadata is set only on a logger that will log (setting it cost
-            // 11–13 µs of every request; docs/operations.md, "The write path, a third round").
+            // 11–13 µs of every request; docs/performance.md, "The write path, a third round").
             if mapped.code == .internal {
                 requestLogger(header).error("request failed", metadata: ["error.detail": "\(String(reflecting: error))"])
             } else if logger.logLevel <= .debug {
@@ -506,7 +506,7 @@ public struct EventsSinceResult: Codable, Sendable {
     /// encoding an `EventsSinceResult` of `Outbox.since`'s events (held to it by
     /// Tests/RuntimeTests/StorageTests.swift). Decoding every payload into values and
     /// encoding the page again with Foundation's encoder took most of a producer's CPU while
-    /// a consumer replayed its history (docs/operations.md, "A rebuild through the wire").
+    /// a consumer replayed its history (docs/performance.md, "A rebuild through the wire").
     static func encodedPage(_ db: Database, after: Int64, limit: Int) throws -> Data {
         let rows = try Outbox.encodedSince(db, after: after, limit: limit)
         let last = try Outbox.lastSequence(db)
@@ -527,7 +527,7 @@ public struct EventsSinceResult: Codable, Sendable {
     /// as they are, its payload kept as parsed. The decoder turned the parsed page into
     /// events through `Decoder`'s containers and built every payload's objects again; with
     /// `JSONNumber.isShortCanonical`, the threads decoding a replay's pages went from 0.7 of
-    /// a core to 0.4 (docs/operations.md, "Rebuild, a second look"). Anything but the shape
+    /// a core to 0.4 (docs/performance.md, "Rebuild, a second look"). Anything but the shape
     /// `encodedPage` writes (a field missing or of another type) is decoded by the decoder,
     /// so the result or the error is the decoder's (Tests/RuntimeTests/StorageTests.swift
     /// compares the two).

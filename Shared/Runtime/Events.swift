@@ -177,7 +177,7 @@ public struct DatabaseEventSink: EventSink {
     /// was copied back into the database after nearly every page's commit; folding them
     /// back every 10,000 copies each page once for several commits. `logbook-bench rebuild
     /// --size 50000` replayed 5% more events per second, in alternated runs
-    /// (docs/operations.md, "Rebuild at a million"). The WAL file grows to about 40 MB
+    /// (docs/performance.md, "Rebuild at a million"). The WAL file grows to about 40 MB
     /// meanwhile, and keeps that size for reuse. Each commit still syncs the WAL:
     /// durability does not change.
     public static let backlogWALPages = 10_000
@@ -316,7 +316,7 @@ public struct DatabaseEventSink: EventSink {
 /// to date (analytics' consumers of records and weather-fetcher: catch counters and vehicle
 /// aggregates). A rebuild replays both producers at once: without a group, the one that
 /// ends first settles everything left behind so far, and the other's later pages leave most
-/// of it behind again (docs/operations.md, "Rebuild, a last round").
+/// of it behind again (docs/performance.md, "Rebuild, a last round").
 public final class BacklogGroup: Sendable {
     /// The members in the middle of a backlog: a backlog page applied, not settled since.
     private let behind = Mutex<Set<ObjectIdentifier>>([])
@@ -388,7 +388,7 @@ public final class EventConsumer: Service, Sendable {
         /// most a producer serves (`EventsSince.maxLimit`). Fewer, larger pages cost the
         /// producer and the wire less: `logbook-bench rebuild` replayed 13–16k events/s with
         /// pages of 500, 20–22k with 2,000 and 24–28k with 5,000 at 50,000 fill-ups
-        /// (docs/operations.md, "A rebuild through the wire").
+        /// (docs/performance.md, "A rebuild through the wire").
         public var catchUpPageSize: Int
         public static let defaultCatchUpPageSize = EventsSince.maxLimit
         /// The most events a catch-up applies in one transaction: consecutive full pages are
@@ -397,7 +397,7 @@ public final class EventConsumer: Service, Sendable {
         /// user-keyed index per user whatever its size, so the same index pages are written
         /// again by every transaction: at 1,000,000 fill-ups and catches `logbook-bench
         /// rebuild` took 95–99 s with transactions of 5,000 events and 72–80 s with 20,000;
-        /// 40,000 took no less (docs/operations.md, "Backlog transactions of 20,000"). The
+        /// 40,000 took no less (docs/performance.md, "Backlog transactions of 20,000"). The
         /// events of a transaction are held decoded twice over (the one applied and the next
         /// one, gathered meanwhile): memory figures are in the same paragraph. The consumer
         /// gives it back when the catch-up ends (`FreedMemory`).
@@ -693,7 +693,7 @@ public final class EventConsumer: Service, Sendable {
     /// `applyBacklog`, a catch-up of one short page with `apply`, like any other events. The
     /// next transaction's pages are asked for while this one is applied: the producer reads
     /// and sends them, and this process reads them, while the sink's transaction runs, where
-    /// each waited for the other (docs/operations.md, "A rebuild through the wire").
+    /// each waited for the other (docs/performance.md, "A rebuild through the wire").
     private func replay(from position: Int64) async throws -> Int64 {
         var position = position
         var replayed = 0

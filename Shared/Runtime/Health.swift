@@ -125,7 +125,7 @@ public final class ConsumerProgress: Sendable {
     /// catch-up). Nothing is asked of the producer meanwhile, so its silence is not a stall
     /// then, nor until `stallAfter` after the work ends: the settle at the end of a
     /// rebuild recounts every user's totals, and on a large history that takes longer than
-    /// `stallAfter` (docs/operations.md, "Rebuild at a million"). A sink that fails still
+    /// `stallAfter` (docs/performance.md, "Rebuild at a million"). A sink that fails still
     /// counts as failing (`failed`).
     func working<T>(_ work: () async throws -> T) async rethrows -> T {
         state.withLock {

@@ -2,7 +2,7 @@
 // command reads the environment and the stack's settings before its first request, and
 // `ProcessInfo.processInfo.environment` (0.15 ms) and `trimmingCharacters(in:)` (0.19 ms,
 // its Unicode character sets loaded on first use) each cost more than the rest of reading
-// them (docs/operations.md, "The CLI's own work").
+// them (docs/performance.md, "The CLI's own work").
 #if canImport(Glibc)
     import Glibc
 #endif

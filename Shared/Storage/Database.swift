@@ -124,7 +124,7 @@ extension DatabaseReader {
     /// A read of a few rows found through an index (a session by its token's hash, a user by
     /// id), run in one read transaction on the caller's own thread. `await read` hands the
     /// work to a reader's queue and the result back, two thread wake-ups that cost more than
-    /// such a read itself (docs/operations.md, "Point reads"). Anything that scans or returns
+    /// such a read itself (docs/performance.md, "Point reads"). Anything that scans or returns
     /// many rows goes through `await read`, so it never holds a socket thread.
     public func pointRead<T>(_ work: (Database) throws -> T) throws -> T {
         try read(work)

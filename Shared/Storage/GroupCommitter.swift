@@ -122,7 +122,7 @@ public final class GroupCommitter: Sendable {
                 // The callers just resumed were woken onto this CPU (the scheduler puts a woken
                 // thread beside its waker), where they would wait for `afterCommit` (the event
                 // publisher reading the outbox) before sending their replies: give them the
-                // CPU first (docs/operations.md, "The write path, a later round").
+                // CPU first (docs/performance.md, "The write path, a later round").
                 sched_yield()
                 afterCommit(db, batch.count)
             }
@@ -152,7 +152,7 @@ public final class GroupCommitter: Sendable {
     // The transaction and the savepoints, as statements compiled once on the writer
     // connection. GRDB's `inTransaction` and `inSavepoint` compile BEGIN, COMMIT, SAVEPOINT
     // and RELEASE again for every transaction and every write: 10 µs before a write's first
-    // statement and more around its COMMIT (docs/operations.md, "The write path, a third
+    // statement and more around its COMMIT (docs/performance.md, "The write path, a third
     // round"). GRDB follows transactions and savepoints begun by SQL, so its transaction
     // observers still see each commit and rollback.
     //

@@ -2,7 +2,7 @@
 // its `Encodable` conformance, as GRDB reads them, into a list of columns and values, and
 // the INSERT is a statement compiled once per connection. GRDB's `insert(db)` puts the
 // fields in a dictionary of case-insensitive column names and looks the statement up by
-// them; that cost 20–25 µs of a 500 µs write (docs/operations.md, "The write path, a later
+// them; that cost 20–25 µs of a 500 µs write (docs/performance.md, "The write path, a later
 // round"). The stored row is the same: Tests/RuntimeTests/RowInsertTests.swift inserts rows
 // of every kind of column both ways and compares them.
 //

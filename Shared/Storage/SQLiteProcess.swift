@@ -7,7 +7,7 @@ public enum SQLiteProcess {
     /// SQLite counts every allocation and free under one process-wide mutex, for
     /// `sqlite3_memory_used` and the soft heap limit, neither of which Logbook reads. A
     /// replay into analytics allocates and frees millions of times: without the counting
-    /// it ran up to a tenth faster (docs/operations.md, "Rebuild, a second look").
+    /// it ran up to a tenth faster (docs/performance.md, "Rebuild, a second look").
     /// False when a connection was opened first (SQLite keeps counting then).
     public static let memoryCountingOff: Bool = logbook_sqlite_memstatus(0) == SQLITE_OK
 

@@ -109,7 +109,7 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible, Expressib
     /// `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?`, and not `-0`. Nearly every number a service
     /// writes is one (ids' sequence numbers, amounts, coordinates), and the long way reads
     /// each into an Int64 or a Foundation Decimal and writes it back out: a seventh of a
-    /// consumer's time decoding a replay's pages (docs/operations.md, "Rebuild, a second
+    /// consumer's time decoding a replay's pages (docs/performance.md, "Rebuild, a second
     /// look"). A Decimal holds 38 digits, so 18 are always exact, and its text has no
     /// leading or trailing zero (Tests/RuntimeTests/WireTests.swift compares the two ways).
     static func isShortCanonical(_ bytes: String.UTF8View) -> Bool {

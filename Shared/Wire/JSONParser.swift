@@ -69,7 +69,7 @@ enum JSONParser {
         /// The members of the objects being read, innermost last: an object's members are
         /// gathered here and its dictionary made once, at its size. Inserting them one by one
         /// into a growing dictionary hashed each key again at every doubling, and hashing
-        /// was the largest part of reading a replay's pages (docs/operations.md, "Rebuild, a
+        /// was the largest part of reading a replay's pages (docs/performance.md, "Rebuild, a
         /// last round").
         var members: [(key: String, value: JSONValue)] = []
 

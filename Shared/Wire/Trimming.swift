@@ -1,6 +1,6 @@
 // Trimming the white space around a text field, without Foundation's `trimmingCharacters(in:)`:
 // that bridges the string to NSString and walks a CharacterSet, 8 µs of a 300 µs write
-// inside the writer's transaction (docs/operations.md, "The write path, a third round").
+// inside the writer's transaction (docs/performance.md, "The write path, a third round").
 // The set trimmed is Foundation's `.whitespacesAndNewlines` on this platform: Unicode's
 // White_Space property (U+0009–U+000D, U+0020, U+0085, U+00A0, U+1680, U+2000–U+200A,
 // U+2028, U+2029, U+202F, U+205F, U+3000) and U+200B ZERO WIDTH SPACE, which Foundation

@@ -1,7 +1,7 @@
 // The `logbook` command tree names every command itself. A command without a
 // `commandName` is named by ArgumentParser from its type (`String(describing:)`), and with
 // the Swift runtime linked statically that costs a scan of every protocol conformance in the
-// executable, paid by every invocation that walks the tree (docs/operations.md, "Performance").
+// executable, paid by every invocation that walks the tree (docs/performance.md, "Static Swift runtime").
 import ArgumentParser
 import Gateway
 import Testing

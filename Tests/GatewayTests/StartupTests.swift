@@ -1,5 +1,5 @@
 // What every one-shot command does before and after its request, held to what it did when
-// it went through Foundation (docs/operations.md, "The CLI's own work"): --timeout's default,
+// it went through Foundation (docs/performance.md, "The CLI's own work"): --timeout's default,
 // columns padded by characters, and local times from the C library's zone.
 import ArgumentParser
 import Foundation

@@ -40,7 +40,7 @@ public struct AnalyticsService: Sendable {
     /// The projections read back what they wrote for other events (the fuel chain, tallies,
     /// answers) all through a replay: with SQLite's 2 MiB default most of those reads went to
     /// the kernel. 64 MiB on the writer took a 50,000-run's rebuild from 3,209 to 4,462
-    /// events/s (`logbook-bench analytics --large 50000`, docs/operations.md, "Performance").
+    /// events/s (`logbook-bench analytics --large 50000`, docs/performance.md, "The writer's page cache").
     public static let writerCacheKiB = 65_536
 
     /// The event handler for one producer, as a consumer calls it: a whole batch in its
@@ -232,7 +232,7 @@ public struct AnalyticsService: Sendable {
         // spend per currency; a user's tally rows of one filter, one per bait and water), so
         // they run on the handler's thread (`pointRead`): handing them to a reader's queue and
         // back cost more than the read, and the wake-ups were most of their p99
-        // (docs/operations.md, "Rebuild, a second look").
+        // (docs/performance.md, "Rebuild, a second look").
         router.read(FuelMethods.stats) { body, context in
             try database.pointRead { db in try FuelQueries.stats(db, userId: context.userId, body: body) }
         }

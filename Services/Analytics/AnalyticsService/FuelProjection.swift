@@ -416,7 +416,7 @@ enum FuelProjection {
     /// on the vehicle so the stats query reads one row. One statement: each part is a
     /// subquery of the UPDATE (a part with no fill-up is NULL; the open segment's counts
     /// are then 0). Four reads into rows and an update of fifteen bound values were a tenth
-    /// of a replay's writer (docs/operations.md, "Rebuild, a second look").
+    /// of a replay's writer (docs/performance.md, "Rebuild, a second look").
     static func refreshSummary(_ db: Database, vehicleId: String) throws {
         try db.execute(
             cached: """

@@ -5,7 +5,7 @@
 // fields docs/protocol.md ("Events consumed") lists as read and leave the rest of the record
 // unread: its dates of creation and change, the catch's weight, photo and status, the
 // provider's raw weather values. Decoding the whole record was about half of the writer's
-// time in a rebuild (docs/operations.md, "Performance", "Payloads read by field"). A field
+// time in a rebuild (docs/performance.md, "Payloads read by field"). A field
 // the projections do not read cannot make its event unreadable.
 import Contracts
 import Storage

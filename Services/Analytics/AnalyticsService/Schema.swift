@@ -301,7 +301,7 @@ enum Schema {
         // The index by user served account deletion alone, and a replay paid for it on
         // every fill-up: at a million of them, each user's entries sit on leaf pages of their
         // own, and every page of a catch-up dirtied and wrote one per user
-        // (docs/operations.md, "Fill-ups found by vehicle").
+        // (docs/performance.md, "Fill-ups found by vehicle").
         migrator.registerMigration("analytics.fillByVehicle") { db in
             try db.execute(sql: "DROP INDEX fill_user")
         }

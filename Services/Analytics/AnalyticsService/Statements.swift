@@ -29,7 +29,7 @@ extension DatabaseValueConvertible where Self: StatementColumnConvertible {
 /// A cached statement bound and stepped through SQLite's C API: the replay runs a few
 /// statements hundreds of thousands of times per batch, and building a `StatementArguments`
 /// of boxed values per row (then binding it value by value through GRDB's generic path)
-/// cost more than SQLite's own work (docs/operations.md, "Performance"). The SQL is still
+/// cost more than SQLite's own work (docs/performance.md, "The replay, a later round"). The SQL is still
 /// fixed text with bound parameters; one `Bound` is used by one batch on the writer's
 /// connection, never shared.
 struct Bound {

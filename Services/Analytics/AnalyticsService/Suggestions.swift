@@ -344,7 +344,7 @@ enum CatchProjection {
             // A backlog page counts nothing, and the catch and its old answer were read only
             // to be counted: the user is marked for the recount instead (when the catch is
             // gone or another user's, that recount finds nothing to change). Reading them was
-            // a third of applying an answer in a rebuild (docs/operations.md, "Rebuild, a
+            // a third of applying an answer in a rebuild (docs/performance.md, "Rebuild, a
             // last round").
             batch.leaveBehind(userId)
         } else {

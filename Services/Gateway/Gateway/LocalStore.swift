@@ -360,7 +360,7 @@ extension JSONValue {
 /// as no answer and is removed (the stack still has every answer it holds a copy of).
 /// Saving an answer is every read's last step: files cost an open, a write and a rename,
 /// where the SQLite file this replaced (`cache.sqlite`, removed when the directory is
-/// made) cost its open, schema, journal and more (docs/operations.md, "The write path, a
+/// made) cost its open, schema, journal and more (docs/performance.md, "The write path, a
 /// later round"). Without a path, answers are kept in memory (tests).
 public final class CacheFile: Sendable {
     private let directory: String?
