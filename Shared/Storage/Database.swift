@@ -70,6 +70,7 @@ public enum ServiceDatabase {
             try setDurability(settings.durability, on: writer)
         }
         if let kib = settings.writerCacheKiB { try setWriterCache(kib, on: writer) }
+        if settings.path != nil { try setWALSizeLimit(on: writer) }
         var migrator = migrator
         #if DEBUG
             migrator.eraseDatabaseOnSchemaChange = false
@@ -89,6 +90,24 @@ public enum ServiceDatabase {
         }
         guard actual == wanted else {
             throw DatabaseOpenError("the writer connection runs synchronous=\(actual), not \(durability.rawValue) (\(wanted))")
+        }
+    }
+
+    /// The size, in bytes, the writer cuts the WAL file back to when it starts the file over
+    /// (SQLite's `journal_size_limit`): about what SQLite's checkpoint every 1,000 pages lets
+    /// it reach. Without a limit the file keeps the largest size it ever had, and a catch-up's
+    /// backlog grows it to tens of MB (`DatabaseEventSink.backlogWALPages`, which lifts the
+    /// limit while a backlog lasts).
+    public static let walSizeLimit = 4 * 1024 * 1024
+
+    /// Sets `walSizeLimit` on the writer connection and reads it back from that connection.
+    static func setWALSizeLimit(on writer: any DatabaseWriter) throws {
+        let actual = try writer.writeWithoutTransaction { db -> Int in
+            // A PRAGMA takes no bound parameters; the value is an Int, never text.
+            try Int.fetchOne(db, sql: "PRAGMA journal_size_limit = " + String(walSizeLimit)) ?? -1
+        }
+        guard actual == walSizeLimit else {
+            throw DatabaseOpenError("the writer connection's journal_size_limit is \(actual), not \(walSizeLimit)")
         }
     }
 
