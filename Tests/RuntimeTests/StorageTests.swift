@@ -281,38 +281,14 @@ struct InProcess {
         return try ServiceDatabase.open(DatabaseSettings(path: path), migrator: migrator)
     }
 
-    @Test func fullPagesAreABacklogAndTheCatchUpSettles() async throws {
-        let scratch = try ScratchDirectory()
-        defer { scratch.remove() }
-        try await withNotes(23) { client, dir in
-            // 23 events in pages of 3: seven full pages, then 22-23. Then one more event, so
-            // that 24 is a full page whose next page is empty.
-            for (name, last) in [("partial", Int64(23)), ("full", 24)] {
-                if last == 24 {
-                    _ = try await client.call("test.note.add", NoteBody(text: "n24"), as: NoteResult.self)
-                }
-                let consumerDB = try database("\(scratch.path)/\(name).sqlite")
-                let calls = Calls()
-                try await consume(sink(consumerDB, calls), from: client, in: dir, pollInterval: .seconds(30)) {
-                    calls.entries.contains("settle")
-                }
-                let pages = stride(from: Int64(1), through: 22, by: 3).map { "backlog \($0)-\($0 + 2)" }
-                let expected =
-                    last == 23
-                    ? Array(pages.prefix(7)) + ["live 22-23", "settle"]
-                    : pages + ["settle"]
-                #expect(calls.entries == expected, "\(name)")
-                let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY n") }
-                #expect(seen == Array(1...last), "\(name)")
-            }
-        }
-    }
-
-    /// Full pages are gathered until a transaction holds `catchUpTransactionSize` events
-    /// (7 here, pages of 3: three pages, 9 events); a transaction that gathered a full page
-    /// is a backlog even when it ends with the short last page, and a catch-up that begins
-    /// with a short page is plain events.
-    @Test func aCatchUpGathersPagesIntoTransactions() async throws {
+    /// A fresh consumer catches up with 23 events ("partial"), then another with 24 ("full":
+    /// the 24th is added first, so the last page is full and the page after it empty), in
+    /// pages of 3 and transactions of `transactionSize`; `expected(last)` is what the sink's
+    /// handlers see. `more` runs after, with the same producer.
+    func catchUpTwice(
+        transactionSize: Int, expected: @Sendable (Int64) -> [String],
+        more: @Sendable (ServiceClient, ScratchDirectory, ScratchDirectory) async throws -> Void = { _, _, _ in }
+    ) async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         try await withNotes(23) { client, dir in
@@ -323,13 +299,34 @@ struct InProcess {
                 let consumerDB = try database("\(scratch.path)/\(name).sqlite")
                 let calls = Calls()
                 try await consume(
-                    sink(consumerDB, calls), from: client, in: dir, pollInterval: .seconds(30), transactionSize: 7
+                    sink(consumerDB, calls), from: client, in: dir, pollInterval: .seconds(30),
+                    transactionSize: transactionSize
                 ) { calls.entries.contains("settle") }
-                // 19-21 and 22-23 (or 22-24, whose next page is empty) hold fewer than 7.
-                #expect(calls.entries == ["backlog 1-9", "backlog 10-18", "backlog 19-\(last)", "settle"], "\(name)")
+                #expect(calls.entries == expected(last), "\(name)")
                 let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY n") }
                 #expect(seen == Array(1...last), "\(name)")
             }
+            try await more(client, dir, scratch)
+        }
+    }
+
+    @Test func fullPagesAreABacklogAndTheCatchUpSettles() async throws {
+        // Transactions of one page: seven full pages, then 22-23 (or an eighth, 22-24).
+        let pages = stride(from: Int64(1), through: 22, by: 3).map { "backlog \($0)-\($0 + 2)" }
+        try await catchUpTwice(transactionSize: 3) { last in
+            last == 23 ? Array(pages.prefix(7)) + ["live 22-23", "settle"] : pages + ["settle"]
+        }
+    }
+
+    /// Full pages are gathered until a transaction holds `catchUpTransactionSize` events
+    /// (7 here, pages of 3: three pages, 9 events); a transaction that gathered a full page
+    /// is a backlog even when it ends with the short last page, and a catch-up that begins
+    /// with a short page is plain events.
+    @Test func aCatchUpGathersPagesIntoTransactions() async throws {
+        // 19-21 and 22-23 (or 22-24, whose next page is empty) hold fewer than 7.
+        try await catchUpTwice(transactionSize: 7) { last in
+            ["backlog 1-9", "backlog 10-18", "backlog 19-\(last)", "settle"]
+        } more: { client, dir, scratch in
             // Two more events, after a consumer that is up to date: one short page, plain.
             for text in ["n25", "n26"] {
                 _ = try await client.call("test.note.add", NoteBody(text: text), as: NoteResult.self)
