@@ -69,8 +69,8 @@ public enum ServiceDatabase {
             writer = try DatabaseQueue(configuration: configuration)
             try setDurability(settings.durability, on: writer)
         }
-        if let kib = settings.writerCacheKiB { try setWriterCache(kib, on: writer) }
-        if settings.path != nil { try setWALSizeLimit(on: writer) }
+        if let kib = settings.writerCacheKiB { try setWriterPragma(.cacheSize, to: -kib, on: writer) }
+        if settings.path != nil { try setWriterPragma(.journalSizeLimit, to: walSizeLimit, on: writer) }
         var migrator = migrator
         #if DEBUG
             migrator.eraseDatabaseOnSchemaChange = false
@@ -100,25 +100,25 @@ public enum ServiceDatabase {
     /// limit while a backlog lasts).
     public static let walSizeLimit = 4 * 1024 * 1024
 
-    /// Sets `walSizeLimit` on the writer connection and reads it back from that connection.
-    static func setWALSizeLimit(on writer: any DatabaseWriter) throws {
-        let actual = try writer.writeWithoutTransaction { db -> Int in
-            // A PRAGMA takes no bound parameters; the value is an Int, never text.
-            try Int.fetchOne(db, sql: "PRAGMA journal_size_limit = " + String(walSizeLimit)) ?? -1
-        }
-        guard actual == walSizeLimit else {
-            throw DatabaseOpenError("the writer connection's journal_size_limit is \(actual), not \(walSizeLimit)")
-        }
+    /// The integer PRAGMAs `setWriterPragma` sets: a closed set, so the statement's text
+    /// never holds anything from outside.
+    enum WriterPragma: String {
+        case cacheSize = "cache_size"
+        case journalSizeLimit = "journal_size_limit"
     }
 
-    /// Sets the writer connection's page cache and reads it back from that connection.
-    static func setWriterCache(_ kib: Int, on writer: any DatabaseWriter) throws {
-        let actual = try writer.writeWithoutTransaction { db -> Int in
+    /// Sets an integer PRAGMA on the writer connection and reads it back from that same
+    /// connection; opening fails if it did not take.
+    static func setWriterPragma(_ pragma: WriterPragma, to value: Int, on writer: any DatabaseWriter) throws {
+        let actual = try writer.writeWithoutTransaction { db -> Int? in
             // A PRAGMA takes no bound parameters; the value is an Int, never text.
-            try db.execute(sql: "PRAGMA cache_size = " + String(-kib))
-            return try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
+            try db.execute(sql: "PRAGMA " + pragma.rawValue + " = " + String(value))
+            return try Int.fetchOne(db, sql: "PRAGMA " + pragma.rawValue)
         }
-        guard actual == -kib else { throw DatabaseOpenError("the writer connection's cache_size is \(actual), not \(-kib)") }
+        guard actual == value else {
+            throw DatabaseOpenError(
+                "the writer connection's \(pragma.rawValue) is \(actual.map(String.init) ?? "unset"), not \(value)")
+        }
     }
 
     /// The `synchronous` level (off, normal, full, extra) and journal mode the writer
