@@ -192,6 +192,20 @@ public struct DatabaseEventSink: EventSink {
     static let restoreWALPages =
         "PRAGMA wal_autocheckpoint = " + String(defaultWALPages) + "; PRAGMA journal_size_limit = "
         + String(ServiceDatabase.walSizeLimit)
+    /// While a backlog is settled, the writer reads the database file through a memory map
+    /// of up to this many bytes (SQLite's `mmap_size`) instead of a `pread` per page. A
+    /// settle reads back every row the backlog left behind, one user's or vehicle's at a
+    /// time, and at 1,000,000 fill-ups and catches those rows share their pages with a
+    /// thousand other users', so each page was copied out of the kernel's cache once per
+    /// user on it: a third of the settle was the kernel's copies, and the settle a fifth of
+    /// the rebuild (docs/performance.md, "The settle through a memory map"). The size is the
+    /// most SQLite maps as built by default on Linux (`SQLITE_MAX_MMAP_SIZE`, Debian's build
+    /// included), just under 2 GiB; pages past it are read the usual way. The map lasts as
+    /// long as the settle: live batches and backlog pages read as before, and the process
+    /// does not keep the file's pages it touched mapped (they would count in its RSS).
+    public static let settleMapBytes: Int64 = 0x7fff_0000
+    static let mapForSettle = "PRAGMA mmap_size = " + String(settleMapBytes)
+    static let unmapAfterSettle = "PRAGMA mmap_size = 0"
     private let skipped = SkippedPosition()
     private let unsettled = Unsettled()
 
@@ -284,10 +298,15 @@ public struct DatabaseEventSink: EventSink {
             unsettled.set(false)
             return
         }
-        try await writer.write { db in
-            try backlog.settle(db)
-            // before the commit, so this one already folds the WAL back at the default
-            try db.execute(sql: Self.restoreWALPages)
+        try await writer.writeWithoutTransaction { db in
+            try db.execute(sql: Self.mapForSettle)
+            defer { try? db.execute(sql: Self.unmapAfterSettle) }
+            try db.inTransaction {
+                try backlog.settle(db)
+                // before the commit, so this one already folds the WAL back at the default
+                try db.execute(sql: Self.restoreWALPages)
+                return .commit
+            }
         }
         unsettled.set(false)
     }

@@ -115,12 +115,13 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
                 say("  loaded \(loaded) events in \(seconds(clock.now - start)) s")
             }
         }
+        let applied = clock.now - start
         try await records.settle()
         try await weather.settle()
         let loadTime = clock.now - start
         let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         say(
-            "  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s), database \(fileSize / 1_000_000) MB"
+            "  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s; every event applied after \(String(format: "%.2f", seconds(applied))) s, then settled), database \(fileSize / 1_000_000) MB"
         )
 
         var figures = Figures(eventsPerSecond: Double(loaded) / max(0.001, seconds(loadTime)))

@@ -458,6 +458,51 @@ struct InProcess {
         #expect((0...ServiceDatabase.walSizeLimit).contains(walAfter), "WAL file after the settle: \(walAfter) bytes")
     }
 
+    /// A settle reads the database file through a memory map, seen where it takes effect:
+    /// `mmap_size` on the writer inside the settle, the file among this process's mappings
+    /// after the settle has read it, and gone from them once the settle is over. Live
+    /// batches and backlog pages read without one.
+    @Test func aSettleReadsThroughAMap() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = "\(scratch.path)/m.sqlite"
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE blob (data BLOB NOT NULL)") }
+        let db = try ServiceDatabase.open(DatabaseSettings(path: path), migrator: migrator)
+        // rows in the database file itself, not only in the WAL, for the settle to read
+        try await db.write { db in
+            for _ in 0..<200 { try db.execute(sql: "INSERT INTO blob (data) VALUES (zeroblob(3000))") }
+        }
+        _ = try await db.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        @Sendable func mapped() throws -> Bool {
+            try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).contains(path + "\n")
+        }
+        @Sendable func state(_ db: Database) throws -> String {
+            let size = try Int64.fetchOne(db, sql: "PRAGMA mmap_size") ?? -1
+            return size == 0 ? "no map" : size == DatabaseEventSink.settleMapBytes ? "map" : "map \(size)"
+        }
+        let calls = Calls()
+        let sink = DatabaseEventSink(
+            producer: "test", writer: db,
+            batch: { db, _ in calls.add("live \(try state(db))") },
+            backlog: DatabaseEventSink.Backlog(
+                batch: { db, _ in calls.add("backlog \(try state(db))") },
+                settle: { db in
+                    let bytes = try Int.fetchOne(db, sql: "SELECT sum(length(data)) FROM blob") ?? 0
+                    calls.add("settle \(try state(db)), read \(bytes), mapped \(try mapped())")
+                }))
+        func event(_ seq: Int64) -> Event { Event(seq: seq, type: "note.added", userId: nil, at: Date(), data: [:]) }
+        try await sink.apply([event(1)])
+        try await sink.applyBacklog([event(2)])
+        try await sink.settle()
+        let after = try await db.writeWithoutTransaction { try state($0) }
+        try await sink.apply([event(3)])
+        #expect(DatabaseEventSink.settleMapBytes == 0x7fff_0000)
+        #expect(calls.entries == ["live no map", "backlog no map", "settle map, read 600000, mapped true", "live no map"])
+        #expect(after == "no map")
+        #expect(try !mapped(), "the database file is still mapped after the settle")
+    }
+
     /// A catch-up that fails mid-way settles what it left behind before the error goes back
     /// to the consumer (which tries again at its next tick): the producer may be gone for long.
     @Test func aFailedCatchUpSettlesToo() async throws {
