@@ -131,9 +131,10 @@ public protocol EventSink: Sendable {
     /// Whether events of this type change anything here. The consumer reads only the
     /// sequence number of the others (it still needs it to notice gaps), not their payload.
     func handles(_ type: String) -> Bool
-    /// Applies events of a backlog: a full `events.since` page of a catch-up, with more
-    /// known to follow at once. A sink may leave state derived from them out of date until
-    /// `settle`, when the same work for many pages costs less done once.
+    /// Applies events of a backlog: the events of a catch-up from its first full
+    /// `events.since` page on (more was known to follow at once), its short last page
+    /// included. A sink may leave state derived from them out of date until `settle`, when
+    /// the same work for many pages costs less done once.
     func applyBacklog(_ events: [Event]) async throws
     /// Brings up to date what backlog pages left behind. Called whenever a catch-up ends
     /// (nothing more to read), so nothing stays behind once the consumer has caught up.
@@ -714,14 +715,23 @@ public final class EventConsumer: Service, Sendable {
         return caughtUp
     }
 
-    /// A backlog (a transaction that gathered a full page) goes to the sink with
-    /// `applyBacklog`, a catch-up of one short page with `apply`, like any other events. The
+    /// A backlog (a transaction that gathered a full page, and every transaction after it
+    /// in the same catch-up) goes to the sink with `applyBacklog`, a catch-up of one short
+    /// page with `apply`, like any other events. A catch-up's last transaction can hold
+    /// only its short last page (when the pages before it filled whole transactions);
+    /// applied as plain events, it brought every user and vehicle it touched up to date
+    /// one at a time before changing them (`settleFirst` in analytics), which in a rebuild
+    /// was most of them: at 1,000,000 fill-ups and catches the last thousand events took
+    /// about 8 s, before a settle of 5 s (docs/performance.md, "The last page of a
+    /// catch-up"). As a backlog, it leaves them to that settle. The
     /// next transaction's pages are asked for while this one is applied: the producer reads
     /// and sends them, and this process reads them, while the sink's transaction runs, where
     /// each waited for the other (docs/performance.md, "A rebuild through the wire").
     private func replay(from position: Int64) async throws -> Int64 {
         var position = position
         var replayed = 0
+        // A transaction of this catch-up was a backlog: the rest of it is one too.
+        var inBacklog = false
         // The decoded events are freed, but the C allocator keeps what they took.
         defer { if replayed > settings.catchUpPageSize { FreedMemory.release() } }
         var pending = try await gather(after: position)
@@ -748,9 +758,10 @@ public final class EventConsumer: Service, Sendable {
                 return position
             }
             let more = batch.more
+            inBacklog = inBacklog || batch.backlog
             async let next = more ? gather(after: ahead) : nil
-            try await progress.working {
-                if batch.backlog { try await sink.applyBacklog(batch.events) } else { try await sink.apply(batch.events) }
+            try await progress.working { [inBacklog] in
+                if inBacklog { try await sink.applyBacklog(batch.events) } else { try await sink.apply(batch.events) }
             }
             replayed += batch.events.count
             position = try await sink.position() ?? ahead

@@ -197,13 +197,14 @@ struct InProcess {
     }
 }
 
-/// A catch-up gives its full pages to the sink as a backlog and the last, shorter one as
-/// plain events (with transactions of one page; gathered into larger ones, the short page
-/// joins the backlog), then lets the sink settle, in a transaction of its own, also when the last
-/// page was full (the page after it is empty); a sink settles once per process and after
-/// backlog batches, not after live ones.
+/// A catch-up gives its pages to the sink as a backlog from its first full page on, its
+/// last, shorter one included (whether gathered with full pages into one transaction or in
+/// a transaction of its own), then lets the sink settle, in a transaction of its own, also
+/// when the last page was full (the page after it is empty). A catch-up of one short page
+/// is plain events. A sink settles once per process and after backlog batches, not after
+/// live ones.
 @Suite struct BacklogCatchUpTests {
-    /// What the sink's handlers saw, in order: "backlog 1-3", "live 22-23", "settle".
+    /// What the sink's handlers saw, in order: "backlog 1-3", "live 25-26", "settle".
     final class Calls: Sendable {
         let log = Mutex<[String]>([])
         func add(_ entry: String) { log.withLock { $0.append(entry) } }
@@ -311,10 +312,11 @@ struct InProcess {
     }
 
     @Test func fullPagesAreABacklogAndTheCatchUpSettles() async throws {
-        // Transactions of one page: seven full pages, then 22-23 (or an eighth, 22-24).
+        // Transactions of one page: seven full pages, then 22-23 in a transaction of its own,
+        // still a backlog (or an eighth full page, 22-24).
         let pages = stride(from: Int64(1), through: 22, by: 3).map { "backlog \($0)-\($0 + 2)" }
         try await catchUpTwice(transactionSize: 3) { last in
-            last == 23 ? Array(pages.prefix(7)) + ["live 22-23", "settle"] : pages + ["settle"]
+            last == 23 ? Array(pages.prefix(7)) + ["backlog 22-23", "settle"] : pages + ["settle"]
         }
     }
 
@@ -517,7 +519,7 @@ struct InProcess {
             // the page 4-6 fails: what 1-3 left is settled; the next tick's catch-up goes on from 3
             #expect(
                 calls.entries == [
-                    "backlog 1-3", "failed 4-6", "settle", "backlog 4-6", "backlog 7-9", "live 10-10", "settle",
+                    "backlog 1-3", "failed 4-6", "settle", "backlog 4-6", "backlog 7-9", "backlog 10-10", "settle",
                 ])
             let seen = try await consumerDB.read { try Int64.fetchAll($0, sql: "SELECT seq FROM seen ORDER BY n") }
             #expect(seen == Array(1...10))
