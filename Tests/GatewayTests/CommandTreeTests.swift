@@ -28,6 +28,28 @@ import Testing
         #expect(seen > 60, "the tree has \(seen) commands")
     }
 
+    /// ArgumentParser wraps a discussion to the terminal's width and starts each wrapped
+    /// part at the left edge, so an example line longer than a terminal of 80 columns
+    /// breaks in the middle of a command (`--lat 59.33 --lon 18.07 \` on a line of its own).
+    /// Every indented line of every discussion fits in 78.
+    @Test("every example in the help fits a terminal of 80 columns")
+    func examplesFitEightyColumns() {
+        var long: [String] = []
+        func walk(_ command: any ParsableCommand.Type, path: [String]) {
+            let help = Logbook.helpMessage(for: command, columns: 1000)
+            let discussion = help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                .prefix { !$0.hasPrefix("USAGE:") }
+            for line in discussion where line.hasPrefix("  ") && line.count > 78 {
+                long.append("logbook \(path.joined(separator: " ")): \(line)")
+            }
+            for child in command.configuration.subcommands {
+                walk(child, path: path + [child.configuration.commandName ?? "?"])
+            }
+        }
+        walk(Logbook.self, path: [])
+        #expect(long.isEmpty, "example lines over 78 columns:\n\(long.joined(separator: "\n"))")
+    }
+
     /// The command at `path` ("expense list") in the tree.
     private func command(_ path: String) -> (any ParsableCommand.Type)? {
         var current: any ParsableCommand.Type = Logbook.self

@@ -243,9 +243,9 @@ struct SettingsGroup: AsyncParsableCommand {
         abstract: "Your account's settings.",
         discussion: """
             Examples:
-              logbook settings time-zone                 # show it
-              logbook settings time-zone Europe/Oslo     # days, weeks and months counted in Oslo
-              logbook settings time-zone --local         # this machine's zone (TZ)
+              logbook settings time-zone               # show it
+              logbook settings time-zone Europe/Oslo   # days counted in Oslo
+              logbook settings time-zone --local       # this machine's zone (TZ)
             """,
         subcommands: [SettingsTimeZone.self])
 }

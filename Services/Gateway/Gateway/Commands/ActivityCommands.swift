@@ -39,7 +39,7 @@ struct ActivityGroup: AsyncParsableCommand {
             activity is named by its id or its name.
             Examples:
               logbook activity add Guitar
-              logbook activity list           # amount, progress bar, ● for a running timer
+              logbook activity list           # amount, progress, ● for a running timer
               logbook activity log Guitar     # the times saved with `logbook timer save`
               logbook activity add-time Guitar 1h30m   # practice the timer did not see
               logbook activity delete Guitar --yes

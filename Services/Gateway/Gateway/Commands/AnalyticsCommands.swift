@@ -202,7 +202,7 @@ struct FuelGroup: AsyncParsableCommand {
             Economy is counted full fill-up to full fill-up: partial fills wait for the next full \
             one, a missed fill restarts the count.
             Examples:
-              logbook fuel stats                      # the selected car (`logbook car use`)
+              logbook fuel stats              # the selected car (`logbook car use`)
               logbook fuel stats --car Van --units l-per-100km
             """,
         subcommands: [FuelStats.self])

@@ -15,7 +15,7 @@ struct CarGroup: AsyncParsableCommand {
               logbook car add "Van" --distance-unit km --volume-unit l
               logbook car use Civic          # fill-up commands now default to it
               logbook car list               # * marks the selected car
-              logbook car edit Civic --year 2020 --model ""   # "" clears an optional field
+              logbook car edit Civic --year 2020 --model ""   # "" clears a field
               logbook car delete Van --yes   # deletes its fill-ups too
             A car is named by its id or, when no other car shares it, its nickname.
             """,

@@ -14,11 +14,13 @@ struct CatchGroup: AsyncParsableCommand {
             Weather and tide are fetched for each catch in the background: the list shows \
             "pending" until they arrive.
             Examples:
-              logbook catch add --species Pike --weight 2.5 --bait spoon --water fresh --lat 59.33 --lon 18.07
-              logbook catch add --species Bass --weight 4.1 --unit lb --bait squid --water salt \\
-                  --lat 36.6 --lon=-121.9 --at "2026-05-01 06:30" --photo bass.jpg
+              logbook catch add --species Pike --weight 2.5 --bait spoon \\
+                  --water fresh --lat 59.33 --lon 18.07
+              logbook catch add --species Bass --weight 4.1 --unit lb --bait squid \\
+                  --water salt --lat 36.6 --lon=-121.9 --at "2026-05-01 06:30" \\
+                  --photo bass.jpg
               logbook catch list --sort weight
-              logbook catch bests                     # your heaviest catch of each species
+              logbook catch bests             # your heaviest catch of each species
               logbook catch show 0196…
               logbook catch map -o catches.geojson
               logbook catch photo 0196… --thumbnail -o bass-small.jpg
@@ -106,7 +108,8 @@ struct CatchAdd: GatewayCommand {
         discussion: """
             Bait is required (write "unknown" if you do not know it), as the app warned.
             Example:
-              logbook catch add --species Pike --weight 2.5 --bait spoon --water fresh --lat 59.33 --lon 18.07 \\
+              logbook catch add --species Pike --weight 2.5 --bait spoon \\
+                  --water fresh --lat 59.33 --lon 18.07 \\
                   --length 71 --length-unit cm --released --photo pike.jpg
             """)
 

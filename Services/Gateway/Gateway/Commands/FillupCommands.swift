@@ -15,7 +15,8 @@ struct FillupGroup: AsyncParsableCommand {
             only car. Money is typed as a decimal (3.45) and kept exactly in minor units.
             Examples:
               logbook fillup add --odometer 12345.6 --volume 11.2 --price-per-unit 3.45
-              logbook fillup add --trip 301.4 --volume 9.8 --total 33.81 --partial --date "2026-05-01 14:45"
+              logbook fillup add --trip 301.4 --volume 9.8 --total 33.81 --partial \\
+                  --date "2026-05-01 14:45"
               logbook fillup list --all --csv > fillups.csv
               logbook fillup edit 0196… --volume 11.25 --full
               logbook fillup delete 0196… --yes
@@ -120,7 +121,8 @@ struct FillupAdd: GatewayCommand {
             per unit or the total: the other price is derived.
             Examples:
               logbook fillup add --odometer 12345.6 --volume 11.2 --price-per-unit 3.45
-              logbook fillup add --car Van --trip 420 --volume 38.5 --total 61.20 --currency EUR --partial
+              logbook fillup add --car Van --trip 420 --volume 38.5 --total 61.20 \\
+                  --currency EUR --partial
             """)
 
     @OptionGroup var global: GlobalOptions

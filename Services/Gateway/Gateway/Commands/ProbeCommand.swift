@@ -19,7 +19,7 @@ struct ProbeCommand: GatewayCommand {
         discussion: """
             For readiness and liveness checks by systemd and Kubernetes:
               logbook probe records --timeout 2
-              logbook probe records --timeout 1 --wait 60   (until it answers, at most 60 s)
+              logbook probe records --timeout 1 --wait 60   (until it answers, ≤ 60 s)
             The service is found where every command finds it (logbook.conf, LOGBOOK_CONFIG, \
             the environment), with CURVE when the configuration switches it on.
             """)

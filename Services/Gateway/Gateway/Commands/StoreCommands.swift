@@ -113,7 +113,7 @@ struct StoreGroup: AsyncParsableCommand {
             1 hour tracked = $1.00 of cash. cash = net worth − spent: buying spends cash and \
             never lowers your net worth. An item is bought once and owned forever (★ gold).
             Examples:
-              logbook store                   # the ten items, price, ★ for the ones you own
+              logbook store                   # the ten items, price, ★ for yours
               logbook store list --long       # with their descriptions
               logbook store info              # how the store works
               logbook store buy pencil        # by id or name, case-insensitive
