@@ -157,8 +157,9 @@ extension EventSink {
 /// `lazyCheckpointLimit` events ahead. A crash before that replays only events that
 /// change nothing here, so the effect is still exactly once.
 ///
-/// With `backlog`, a catch-up's full pages go to its handler instead, and its `settle`
-/// runs in a transaction of its own when the catch-up ends (`EventSink.settle`). Until
+/// With `backlog`, a catch-up's backlog (`EventSink.applyBacklog`) goes to its handler
+/// instead, and its `settle` runs in a transaction of its own when the catch-up ends
+/// (`EventSink.settle`). Until
 /// then the writer folds its WAL back into the database less often (`backlogWALPages`).
 public struct DatabaseEventSink: EventSink {
     public let producer: String
@@ -210,7 +211,7 @@ public struct DatabaseEventSink: EventSink {
     private let skipped = SkippedPosition()
     private let unsettled = Unsettled()
 
-    /// A handler for a catch-up's full pages that may leave derived state behind, and the
+    /// A handler for a catch-up's backlog that may leave derived state behind, and the
     /// work that brings it up to date. Whatever `batch` leaves behind must be recorded in
     /// the database, in the batch's transaction: `settle` may run in another process (the
     /// first catch-up after a crash settles whatever the last one left), and a live batch

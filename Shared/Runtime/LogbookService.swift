@@ -45,7 +45,7 @@ public struct Subscription: Sendable {
     public var feedsReplies: Bool
     /// Given each batch whole, in the batch's transaction, before its checkpoint.
     public var batch: @Sendable (Database, [Event]) throws -> Void
-    /// How a catch-up's full pages are applied and settled (`DatabaseEventSink.Backlog`);
+    /// How a catch-up's backlog is applied and settled (`DatabaseEventSink.Backlog`);
     /// nil: like any other batch.
     public var backlog: DatabaseEventSink.Backlog?
 

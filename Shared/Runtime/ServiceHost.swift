@@ -119,7 +119,7 @@ public final class ServiceHost: Sendable {
     }
 
     /// The same with a handler given each batch whole (`DatabaseEventSink(batch:)`), and
-    /// optionally one for a catch-up's full pages (`DatabaseEventSink.Backlog`).
+    /// optionally one for a catch-up's backlog (`DatabaseEventSink.Backlog`).
     @_disfavoredOverload
     public func consumer(
         of producer: String, configuration: StackConfiguration, feedsReplies: Bool = false, types: [String]? = nil,

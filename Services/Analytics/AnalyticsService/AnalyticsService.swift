@@ -73,7 +73,7 @@ public struct AnalyticsService: Sendable {
         }
     }
 
-    /// How a consumer of `producer` applies a catch-up's full pages: as `batchHandler` does,
+    /// How a consumer of `producer` applies a catch-up's backlog: as `batchHandler` does,
     /// except that the catch counters and the vehicle aggregates are not changed per page but
     /// recomputed once, when the catch-up ends (`settle`), for each user and vehicle the
     /// pages changed: in a rebuild most pages change most users' counters and most vehicles
