@@ -460,14 +460,10 @@ struct InProcess {
         #expect((0...ServiceDatabase.walSizeLimit).contains(walAfter), "WAL file after the settle: \(walAfter) bytes")
     }
 
-    /// A settle reads the database file through a memory map: `mmap_size`, read on the
-    /// writer inside a live batch, a backlog page and the settle, is set for the settle
-    /// alone, and once the settle is over the file is not among this process's mappings.
-    /// That SQLite maps the file while the settle reads it shows in this test when it runs
-    /// alone (the file is then among the mappings inside the settle), but not beside other
-    /// tests in the same process, for a reason not found; it is not asserted. The map's
-    /// effect was measured in the benchmark process (docs/performance.md, "The settle
-    /// through a memory map") and seen with `strace` in a real analytics process.
+    /// A settle reads the database file through a memory map, seen where it takes effect:
+    /// `mmap_size` on the writer inside a live batch, a backlog page and the settle; the
+    /// file among this process's mappings after the settle has read it; and gone from them
+    /// once the settle is over.
     @Test func aSettleReadsThroughAMap() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -475,8 +471,8 @@ struct InProcess {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE blob (data BLOB NOT NULL)") }
         // Rows in the database file itself, for the settle to read: written by a first pool,
-        // folded into the file, and that pool closed, so that neither the WAL nor the
-        // writer's page cache holds them (either would be read instead of the file).
+        // folded into the file, and that pool closed, so that the WAL does not hold them and
+        // the settle's connection did not write them.
         do {
             let first = try ServiceDatabase.open(DatabaseSettings(path: path), migrator: migrator)
             try await first.write { db in
@@ -489,8 +485,11 @@ struct InProcess {
             try #require(first as? DatabasePool).close()
         }
         let db = try ServiceDatabase.open(DatabaseSettings(path: path), migrator: migrator)
+        // Read to its end: `String(contentsOfFile:)` reads a /proc file's first 4 KiB only,
+        // which beside other tests' threads stopped short of the database file's line.
         @Sendable func mapped() throws -> Bool {
-            try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).contains(path + "\n")
+            let maps = try #require(FileHandle(forReadingAtPath: "/proc/self/maps")).readDataToEndOfFile()
+            return String(decoding: maps, as: UTF8.self).contains(path + "\n")
         }
         @Sendable func state(_ db: Database) throws -> String {
             let size = try Int64.fetchOne(db, sql: "PRAGMA mmap_size") ?? -1
@@ -504,7 +503,7 @@ struct InProcess {
                 batch: { db, _ in calls.add("backlog \(try state(db))") },
                 settle: { db in
                     let bytes = try Int.fetchOne(db, sql: "SELECT sum(length(data)) FROM blob") ?? 0
-                    calls.add("settle \(try state(db)), read \(bytes)")
+                    calls.add("settle \(try state(db)), read \(bytes), mapped \(try mapped())")
                 }))
         func event(_ seq: Int64) -> Event { Event(seq: seq, type: "note.added", userId: nil, at: Date(), data: [:]) }
         try await sink.apply([event(1)])
@@ -513,7 +512,7 @@ struct InProcess {
         let after = try await db.writeWithoutTransaction { try state($0) }
         try await sink.apply([event(3)])
         #expect(DatabaseEventSink.settleMapBytes == 0x7fff_0000)
-        #expect(calls.entries == ["live no map", "backlog no map", "settle map, read 600000", "live no map"])
+        #expect(calls.entries == ["live no map", "backlog no map", "settle map, read 600000, mapped true", "live no map"])
         #expect(after == "no map")
         #expect(try !mapped(), "the database file is still mapped after the settle")
     }
