@@ -396,6 +396,13 @@ struct InProcess {
             calls.entries.dropFirst(4) == ["a backlog 4-4", "b backlog 5-5", "a settle", "a backlog 6-6", "a settle"])
     }
 
+    /// One table of blobs, for the tests that fill database pages.
+    static let blobs: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE blob (data BLOB NOT NULL)") }
+        return migrator
+    }()
+
     /// While a backlog is applied, the writer folds its WAL back into the database every
     /// 10,000 pages instead of 1,000; the settle puts SQLite's default back. Read on the
     /// writer connection inside each transaction, and seen in the WAL file: three backlog
@@ -407,9 +414,7 @@ struct InProcess {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let path = "\(scratch.path)/c.sqlite"
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE blob (data BLOB NOT NULL)") }
-        let db = try ServiceDatabase.open(DatabaseSettings(path: path), migrator: migrator)
+        let db = try ServiceDatabase.open(DatabaseSettings(path: path), migrator: Self.blobs)
         let calls = Calls()
         // The checkpoint interval and the WAL's size limit, read on the writer's connection.
         @Sendable func walPages(_ db: Database) throws -> String {
@@ -468,8 +473,7 @@ struct InProcess {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let path = "\(scratch.path)/m.sqlite"
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE blob (data BLOB NOT NULL)") }
+        let migrator = Self.blobs
         // Rows in the database file itself, for the settle to read: written by a first pool,
         // folded into the file, and that pool closed, so that the WAL does not hold them and
         // the settle's connection did not write them.
