@@ -2,7 +2,7 @@
 // the event publisher fed after each commit, the dispatcher, the ZeroMQ server, consumers
 // of other services' events, and a ServiceGroup that stops all of it on SIGTERM/SIGINT.
 // A service library builds its routes on a `ServiceHost` (LogbookService.swift); its
-// executable's main is one `ServiceMain.run`.
+// executable's main is one `ServiceMain.run`, inside `ProcessMain.run`.
 import Foundation
 import GRDB
 import Logging
@@ -137,8 +137,42 @@ public final class ServiceHost: Sendable {
     }
 }
 
+/// A service process's main thread.
+///
+/// An async top-level `main` runs on Swift's main executor, which on Linux is libdispatch's
+/// `dispatch_main`: it ends the main thread with `pthread_exit` (a thread-specific
+/// destructor then traps it in `sigsuspend`). glibc's `pthread_exit` unwinds the thread's
+/// stack (a forced unwind, for cleanup handlers), and the unwinder binary-searches the
+/// executable's 1.1 MB `.eh_frame_hdr` and reads `.eh_frame` for each frame. The kernel
+/// maps 16 pages around every page a process touches, so those few lookups left 0.7-0.9 MiB
+/// of unwind tables resident in every idle service for the rest of its life
+/// (docs/performance.md, "The main thread that unwound"). `ProcessMain.run` starts `body`
+/// on the global executor and parks the main thread without ending it, with the signals
+/// blocked that libdispatch blocks on its own threads: a SIGTERM waits for ServiceLifecycle's
+/// signal source, as it would with no main thread. Nothing in the services uses the main
+/// actor or the main queue, which no longer run. (The `logbook` CLI keeps its async main:
+/// its supervisor runs on the main thread, with a signal handler of its own.)
+public enum ProcessMain {
+    public static func run(_ body: @escaping @Sendable () async -> Void) -> Never {
+        // The task first, as an async main enqueues its task before `dispatch_main`.
+        Task.detached {
+            await body()
+            exit(0)
+        }
+        // libdispatch's `_dispatch_sigmask`: every signal but those a fault raises in the
+        // thread that faulted (and SIGPIPE and SIGPROF), which must stay deliverable.
+        var blocked = sigset_t()
+        sigfillset(&blocked)
+        for signal in [SIGILL, SIGTRAP, SIGFPE, SIGBUS, SIGSEGV, SIGSYS, SIGPIPE, SIGPROF] {
+            sigdelset(&blocked, signal)
+        }
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        while true { pause() }
+    }
+}
+
 public enum ServiceMain {
-    /// A service's main: `await ServiceMain.run(RecordsService.self)`.
+    /// A service's main: `ProcessMain.run { await ServiceMain.run(RecordsService.self) }`.
     public static func run<S: LogbookService>(_ service: S.Type) async {
         await run(S.name) { configuration, logger in try S.services(configuration: configuration, logger: logger) }
     }

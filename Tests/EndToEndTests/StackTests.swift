@@ -80,6 +80,43 @@ struct StackTests {
         }
     }
 
+    /// `ProcessMain.run` (Shared/Runtime/ServiceHost.swift): a service's main thread is
+    /// parked with the signals blocked that `dispatch_main` blocks, not ended by
+    /// `pthread_exit` (whose unwind kept the executable's unwind tables resident), and a
+    /// SIGTERM still reaches ServiceLifecycle, which stops the service cleanly.
+    @Test("each service's main thread stays parked with signals blocked, and SIGTERM still stops it cleanly")
+    func mainThreadParked() async throws {
+        try await withStack { stack in
+            let up = try await stack.logbook("stack", "up")
+            try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(stack.log("supervisor"))")
+            let names = ["auth", "records", "weather-fetcher", "analytics", "store", "logbook-http"]
+            var running: [String] = []
+            for name in names {
+                guard let pid = stack.pid(name) else { continue }
+                running.append(name)
+                // the main thread is the task whose id is the process's
+                let status = try String(contentsOfFile: "/proc/\(pid)/task/\(pid)/status", encoding: .utf8)
+                let fields = Dictionary(
+                    status.split(separator: "\n").compactMap { line -> (String, String)? in
+                        guard let colon = line.firstIndex(of: ":") else { return nil }
+                        return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                    }, uniquingKeysWith: { first, _ in first })
+                #expect(fields["State"]?.hasPrefix("S") == true, "\(name)'s main thread: \(fields["State"] ?? "?")")
+                let blocked = try #require(UInt64(fields["SigBlk"] ?? "", radix: 16), "\(name): \(status)")
+                #expect(blocked & (1 << (UInt64(SIGTERM) - 1)) != 0, "\(name) blocks SIGTERM on its main thread")
+                #expect(blocked & (1 << (UInt64(SIGSEGV) - 1)) == 0, "\(name) leaves SIGSEGV deliverable")
+            }
+            #expect(running.contains("auth"), "at least auth is built: \(running)")
+
+            let down = try await stack.logbook("stack", "down")
+            #expect(down.status == 0, "\(down.stderr)")
+            let log = stack.log("supervisor")
+            for name in running {
+                #expect(log.contains("\(name) stopped (status 0)"), "\(name) did not stop cleanly:\n\(log)")
+            }
+        }
+    }
+
     @Test("a killed service is restarted by the supervisor")
     func restartAfterKill() async throws {
         try await withStack { stack in

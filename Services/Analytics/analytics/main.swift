@@ -3,4 +3,4 @@
 import AnalyticsService
 import Runtime
 
-await ServiceMain.run(AnalyticsService.self)
+ProcessMain.run { await ServiceMain.run(AnalyticsService.self) }

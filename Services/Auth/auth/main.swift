@@ -3,4 +3,4 @@
 import AuthService
 import Runtime
 
-await ServiceMain.run(AuthService.self)
+ProcessMain.run { await ServiceMain.run(AuthService.self) }

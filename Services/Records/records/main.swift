@@ -3,4 +3,4 @@
 import RecordsService
 import Runtime
 
-await ServiceMain.run(RecordsService.self)
+ProcessMain.run { await ServiceMain.run(RecordsService.self) }

@@ -3,4 +3,4 @@
 import Runtime
 import StoreService
 
-await ServiceMain.run(StoreService.self)
+ProcessMain.run { await ServiceMain.run(StoreService.self) }

@@ -4,4 +4,4 @@
 import Runtime
 import WeatherFetcherService
 
-await ServiceMain.run(WeatherFetcherService.self)
+ProcessMain.run { await ServiceMain.run(WeatherFetcherService.self) }
