@@ -102,22 +102,26 @@ sleep 15  # idle: heartbeats, consumers' polls
 "$bin/logbook" stack down  # each service exits, and callgrind writes its profile
 
 # Every function of the executables that ran, in any process: those run by the most
-# processes first, then by name (a stable file for a stable program).
+# executables first (not processes: the CLI runs once per command, so counting processes
+# put the CLI's functions before the ones every service runs all day), those run by the
+# same executables together (a service's own functions next to each other), then by name
+# (a stable file for a stable program).
 python3 - "$work/out" "$work/real/" >"$repo/deploy/link-order.txt" <<'EOF'
 import collections, os, re, sys
 out, real = sys.argv[1], sys.argv[2]
-runs = collections.Counter()
+users = collections.defaultdict(set)
 for name in os.listdir(out):
-    seen, ob = set(), None
+    ob = None
     for line in open(os.path.join(out, name), errors="replace"):
         if line.startswith("ob="):
             ob = line[3:].strip()
         elif line.startswith("fn=") and ob and ob.startswith(real):
             fn = re.sub(r"'\d+$", "", line[3:].strip())  # callgrind's recursion-level suffix
             if not fn.startswith("0x"):
-                seen.add(fn)
-    runs.update(seen)
-sys.stdout.write("".join(f + "\n" for f in sorted(runs, key=lambda f: (-runs[f], f))))
+                users[fn].add(ob[len(real):])
+def key(f):
+    return (-len(users[f]), sorted(users[f]), f)
+sys.stdout.write("".join(f + "\n" for f in sorted(users, key=key)))
 EOF
 for exe in logbook auth records weather-fetcher analytics store logbook-http; do rm -f "$bin/$exe"; done
 echo "deploy/link-order.txt: $(wc -l <"$repo/deploy/link-order.txt") functions from $(ls "$work/out" | wc -l) processes"
