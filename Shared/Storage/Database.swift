@@ -25,6 +25,9 @@ public struct DatabaseSettings: Sendable {
     /// SQLite's default (2 MiB). Only the writer: readers keep the default each. The cache
     /// fills only with pages actually read, so an idle service does not hold it.
     public var writerCacheKiB: Int?
+    /// The page size in bytes of a database file this creates (`PRAGMA page_size`); nil
+    /// keeps SQLite's default (4,096). A file that exists keeps the size it was made with.
+    public var pageSize: Int?
 
     public init(path: String?, durability: Durability = .full, busyTimeout: TimeInterval = 5) {
         self.path = path
@@ -54,9 +57,17 @@ public enum ServiceDatabase {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let lock = try DatabaseLock.acquire(path: path)
+            // Under the lock: nobody else makes the file meanwhile.
+            let creating = ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0
+            let pageSize = creating ? settings.pageSize : nil
             // The pool keeps its configuration, and so this closure and the lock, for its whole
-            // life: the lock is released when the last reference to the writer goes.
-            configuration.prepareDatabase { _ in withExtendedLifetime(lock) {} }
+            // life: the lock is released when the last reference to the writer goes. The page
+            // size is set before the pool turns WAL on, which writes the file's first page.
+            configuration.prepareDatabase { db in
+                withExtendedLifetime(lock) {}
+                // A PRAGMA takes no bound parameters; the value is an Int, never text.
+                if let pageSize { try db.execute(sql: "PRAGMA page_size = " + String(pageSize)) }
+            }
             do {
                 writer = try DatabasePool(path: path, configuration: configuration)
                 // After the pool's own set-up: GRDB's WAL set-up leaves the writer at NORMAL.
@@ -65,6 +76,13 @@ public enum ServiceDatabase {
                 throw DamagedDatabase(path: path, problems: [error.message ?? "\(error.resultCode)"])
             }
             try check.run(on: writer, path: path)
+            if let pageSize {
+                let actual = try writer.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA page_size") }
+                guard actual == pageSize else {
+                    throw DatabaseOpenError(
+                        "the new database's page size is \(actual.map(String.init) ?? "unset"), not \(pageSize)")
+                }
+            }
         } else {
             writer = try DatabaseQueue(configuration: configuration)
             try setDurability(settings.durability, on: writer)

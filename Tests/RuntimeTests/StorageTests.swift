@@ -465,6 +465,35 @@ struct InProcess {
         #expect((0...ServiceDatabase.walSizeLimit).contains(walAfter), "WAL file after the settle: \(walAfter) bytes")
     }
 
+    /// `DatabaseSettings.pageSize` makes a new file's pages that size, seen where it takes
+    /// effect: on the writer and a reader connection, and in the page size the file's own
+    /// header records (bytes 16-17, big-endian). A file that exists keeps its size, and
+    /// opens as before.
+    @Test func aNewFileTakesThePageSizeAndAnOldOneKeepsItsOwn() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        func sizes(_ path: String, asking pageSize: Int?) throws -> (writer: Int, reader: Int, file: Int) {
+            var settings = DatabaseSettings(path: path)
+            settings.pageSize = pageSize
+            let db = try ServiceDatabase.open(settings, migrator: Self.blobs)
+            try db.write { try $0.execute(sql: "INSERT INTO blob (data) VALUES (zeroblob(20000))") }
+            let writer = try db.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA page_size") } ?? -1
+            let reader = try db.read { try Int.fetchOne($0, sql: "PRAGMA page_size") } ?? -1
+            try (db as? DatabasePool)?.close()
+            let header = try #require(FileManager.default.contents(atPath: path)?.prefix(18))
+            let file = Int(header[header.startIndex + 16]) << 8 | Int(header[header.startIndex + 17])
+            return (writer, reader, file)
+        }
+        let made = try sizes("\(scratch.path)/new.sqlite", asking: 8_192)
+        #expect(made.writer == 8_192 && made.reader == 8_192 && made.file == 8_192, "\(made)")
+        let reopened = try sizes("\(scratch.path)/new.sqlite", asking: 16_384)
+        #expect(reopened.writer == 8_192 && reopened.file == 8_192, "an existing file keeps its size: \(reopened)")
+        let plain = try sizes("\(scratch.path)/plain.sqlite", asking: nil)
+        #expect(plain.writer == 4_096 && plain.file == 4_096, "SQLite's default: \(plain)")
+        let old = try sizes("\(scratch.path)/plain.sqlite", asking: 8_192)
+        #expect(old.writer == 4_096 && old.file == 4_096, "\(old)")
+    }
+
     /// A settle reads the database file through a memory map, seen where it takes effect:
     /// `mmap_size` on the writer inside a live batch, a backlog page and the settle; the
     /// file among this process's mappings after the settle has read it; and gone from them
