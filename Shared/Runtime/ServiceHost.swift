@@ -148,10 +148,11 @@ public final class ServiceHost: Sendable {
 /// of unwind tables resident in every idle service for the rest of its life
 /// (docs/performance.md, "The main thread that unwound"). `ProcessMain.run` starts `body`
 /// on the global executor and parks the main thread without ending it, with the signals
-/// blocked that libdispatch blocks on its own threads: a SIGTERM waits for ServiceLifecycle's
-/// signal source, as it would with no main thread. Nothing in the services uses the main
-/// actor or the main queue, which no longer run. (The `logbook` CLI keeps its async main:
-/// its supervisor runs on the main thread, with a signal handler of its own.)
+/// blocked that libdispatch blocks on its own threads, so that a SIGTERM is left to
+/// ServiceLifecycle's signal source (Tests/EndToEndTests/StackTests.swift sees each service
+/// stop with status 0). Nothing in the services uses the main actor or the main queue,
+/// which no longer run. (The `logbook` CLI keeps its async main: its supervisor runs on the
+/// main thread, with a signal handler of its own.)
 public enum ProcessMain {
     public static func run(_ body: @escaping @Sendable () async -> Void) -> Never {
         // The task first, as an async main enqueues its task before `dispatch_main`.
