@@ -4,7 +4,7 @@
 // rest the same way for every service: the host on the stack's database and endpoints, the
 // auth session cache and its consumer, one consumer per producer (per records shard for
 // records), the server, the publisher and the idempotency janitor. A main is then
-// `await ServiceMain.run(TheService.self)`.
+// `ProcessMain.run { await ServiceMain.run(TheService.self) }`.
 import GRDB
 import Logging
 import ServiceLifecycle
@@ -23,6 +23,10 @@ public protocol LogbookService {
     static func instance(in configuration: StackConfiguration) throws -> String
     /// Its domain on `host` (opened by the runtime on this instance's database).
     static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly
+    /// Its database settings, given the stack's (the file and its durability): what the
+    /// service asks of SQLite beyond them, such as a larger writer cache or a page size.
+    /// Default: the stack's as they are.
+    static func database(_ settings: DatabaseSettings) -> DatabaseSettings
 }
 
 /// Where a service's `.user` routes resolve tokens.
@@ -94,12 +98,13 @@ extension LogbookService {
     public static var publishesEvents: Bool { true }
 
     public static func instance(in configuration: StackConfiguration) throws -> String { name }
+    public static func database(_ settings: DatabaseSettings) -> DatabaseSettings { settings }
 
     /// Everything this service's process runs, from the stack configuration.
     public static func services(configuration: StackConfiguration, logger: Logger) throws -> [any Service] {
         let instance = try instance(in: configuration)
         let host = try ServiceHost(
-            descriptor: ServiceDescriptor(name: instance), database: configuration.databaseSettings(instance),
+            descriptor: ServiceDescriptor(name: instance), database: database(configuration.databaseSettings(instance)),
             migrator: migrator, eventsEndpoint: publishesEvents ? configuration.eventsEndpoint(instance) : nil,
             curve: configuration.curve, logger: logger)
         let assembly = try assemble(on: host, configuration: configuration)

@@ -117,6 +117,30 @@ struct StackTests {
         }
     }
 
+    /// A service's own database settings (`LogbookService.database`) reach the database the
+    /// real process opens, not only the one tests and benchmarks open through `init`:
+    /// analytics' file is made with its 8 KiB pages, seen in the page size its header
+    /// records (bytes 16-17, big-endian), and records' with SQLite's 4 KiB.
+    @Test("the real analytics makes its database with its own settings")
+    func serviceDatabaseSettings() async throws {
+        try await withStack { stack in
+            let up = try await stack.logbook("stack", "up")
+            try #require(up.status == 0, "stack up failed: \(up.stderr)\n\(stack.log("supervisor"))")
+            func pageSize(_ service: String) async throws -> Int? {
+                let path = "\(stack.home)/data/\(service).sqlite"
+                var header: Data?
+                _ = try await stack.eventually {
+                    header = FileManager.default.contents(atPath: path).flatMap { $0.count >= 18 ? $0.prefix(18) : nil }
+                    return header != nil
+                }
+                return header.map { Int($0[$0.startIndex + 16]) << 8 | Int($0[$0.startIndex + 17]) }
+            }
+            try #require(stack.pid("analytics") != nil && stack.pid("records") != nil, "\(stack.log("supervisor"))")
+            #expect(try await pageSize("analytics") == 8_192, "\(stack.log("analytics"))")
+            #expect(try await pageSize("records") == 4_096)
+        }
+    }
+
     @Test("a killed service is restarted by the supervisor")
     func restartAfterKill() async throws {
         try await withStack { stack in

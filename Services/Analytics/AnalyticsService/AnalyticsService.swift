@@ -29,11 +29,8 @@ public struct AnalyticsService: Sendable {
         database: DatabaseSettings, sessions: (any SessionResolver)?, curve: CurveSettings? = nil, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
-        var database = database
-        database.writerCacheKiB = Self.writerCacheKiB
-        database.pageSize = Self.pageSize
         host = try ServiceHost(
-            descriptor: ServiceDescriptor(name: Self.name), database: database, migrator: Self.migrator,
+            descriptor: ServiceDescriptor(name: Self.name), database: Self.database(database), migrator: Self.migrator,
             eventsEndpoint: nil, curve: curve, logger: logger)
         dispatcher = host.dispatcher(for: try Self.assemble(on: host, now: now), sessions: sessions)
     }
@@ -51,6 +48,17 @@ public struct AnalyticsService: Sendable {
     /// "Pages of 8 KiB").
     /// Only a new file takes it (a rebuild starts one); a file that exists keeps its size.
     public static let pageSize = 8_192
+
+    /// The writer's cache and the page size, on the stack's settings: both ways in (the
+    /// executable's `ServiceMain` through `LogbookService.services`, and `init`, which tests
+    /// and benchmarks use) open the database with them (docs/performance.md, "The cache the
+    /// service never had").
+    public static func database(_ settings: DatabaseSettings) -> DatabaseSettings {
+        var settings = settings
+        settings.writerCacheKiB = writerCacheKiB
+        settings.pageSize = pageSize
+        return settings
+    }
 
     /// The event handler for one producer, as a consumer calls it: a whole batch in its
     /// transaction, the aggregates it changes written once at the end (Batch.swift). An
