@@ -99,7 +99,8 @@ struct StackTests {
                 let fields = Dictionary(
                     status.split(separator: "\n").compactMap { line -> (String, String)? in
                         guard let colon = line.firstIndex(of: ":") else { return nil }
-                        return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                        return (String(line[..<colon]), value)
                     }, uniquingKeysWith: { first, _ in first })
                 #expect(fields["State"]?.hasPrefix("S") == true, "\(name)'s main thread: \(fields["State"] ?? "?")")
                 let blocked = try #require(UInt64(fields["SigBlk"] ?? "", radix: 16), "\(name): \(status)")
