@@ -174,7 +174,7 @@ extension JSONValue: JSONWritable {
         case .object(let members):
             out.beginObject()
             for (key, value) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                out.key(key)
+                out.key(text: key)
                 out.write(value)
             }
             out.endObject()

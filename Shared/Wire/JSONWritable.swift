@@ -31,64 +31,113 @@ extension Array: JSONWritable where Element: JSONWritable {
 
 /// The bytes of a JSON text being written. Objects are written field by field, keys in the
 /// order given, which must be UTF-8 byte order (the shared encoder's `.sortedKeys`).
-public struct JSONOutput {
-    /// Written into an array and made `Data` once at the end (DataText.swift): appending to
-    /// `Data` piece by piece cost as much as Foundation's encoder for a record of ten fields.
-    private var bytes: [UInt8] = []
-    private var first = true
+///
+/// The bytes go into memory of its own, grown by doubling, and are made `Data` once at the
+/// end (`data`). Appending to `Data` piece by piece cost as much as Foundation's encoder for
+/// a record of ten fields; appending to an `[UInt8]` checked the array's uniqueness and
+/// capacity in a call for every piece, a quarter of writing a suggestion, which is a
+/// thousand pieces (docs/performance.md, "A suggestion's size"). Not copyable, so the memory
+/// has one owner, which frees it.
+public struct JSONOutput: ~Copyable {
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var count = 0
+    @usableFromInline var capacity: Int
+    @usableFromInline var first = true
 
-    public init() { bytes.reserveCapacity(512) }
+    public init() {
+        capacity = 1_024
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
 
     /// The JSON text written so far.
-    public var data: Data { Data(bytes) }
+    public var data: Data { Data(bytes: base, count: count) }
 
-    public mutating func beginObject() {
-        bytes.append(UInt8(ascii: "{"))
+    /// Room for `more` bytes after the ones written.
+    @inlinable mutating func reserve(_ more: Int) {
+        if capacity - count < more { grow(more) }
+    }
+
+    @usableFromInline mutating func grow(_ more: Int) {
+        let larger = max(capacity * 2, count + more)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.update(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = larger
+    }
+
+    @inlinable mutating func put(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inlinable mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        reserve(bytes.count)
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    @inlinable mutating func put(_ literal: StaticString) {
+        put(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    @inlinable public mutating func beginObject() {
+        put(UInt8(ascii: "{"))
         first = true
     }
 
-    public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
+    @inlinable public mutating func endObject() {
+        put(UInt8(ascii: "}"))
         first = false
     }
 
-    public mutating func beginArray() {
-        bytes.append(UInt8(ascii: "["))
+    @inlinable public mutating func beginArray() {
+        put(UInt8(ascii: "["))
         first = true
     }
 
-    public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+    @inlinable public mutating func endArray() {
+        put(UInt8(ascii: "]"))
         first = false
     }
 
     /// Before an array element.
-    public mutating func element() {
-        if !first { bytes.append(UInt8(ascii: ",")) }
+    @inlinable public mutating func element() {
+        if !first { put(UInt8(ascii: ",")) }
         first = false
     }
 
-    /// An object's key (plain ASCII, as every Contracts key is), ready for its value.
-    public mutating func key(_ name: StaticString) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
+    /// An object's key (plain ASCII, as every Contracts key is), ready for its value. A
+    /// literal key comes here, copied as it is: had the overload for any text been `key(_:)`
+    /// too, Swift would pick it for a literal (String is a literal's default type) and scan
+    /// every key for characters to escape, a sixth of writing a suggestion
+    /// (docs/performance.md, "A suggestion's size").
+    @inlinable public mutating func key(_ name: StaticString) {
+        reserve(name.utf8CodeUnitCount + 4)
+        if !first { put(UInt8(ascii: ",")) }
         first = false
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: "\""))
+        put(name)
+        put(UInt8(ascii: "\""))
+        put(UInt8(ascii: ":"))
     }
 
-    /// An object's key of any text, ready for its value.
-    public mutating func key(_ name: String) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
+    /// An object's key of any text, quoted and escaped, ready for its value.
+    public mutating func key(text name: String) {
+        if !first { put(UInt8(ascii: ",")) }
         first = false
-        bytes.appendQuoted(name)
-        bytes.append(UInt8(ascii: ":"))
+        string(name)
+        put(UInt8(ascii: ":"))
     }
 
-    /// A literal (`null`, `true`, `false`) as a value.
-    public mutating func raw(_ literal: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    /// A literal (`null`, `true`, `false`) as a value, or any fixed run of JSON text that
+    /// ends where a value or a comma may follow (`{"bait":`, `,"count":`).
+    @inlinable public mutating func raw(_ literal: StaticString) {
+        put(literal)
         first = false
     }
 
@@ -103,33 +152,58 @@ public struct JSONOutput {
         appendUTF8(text)
     }
 
-    /// A string as the encoder writes it (CanonicalJSON.quoted).
-    public mutating func string(_ text: String) { bytes.appendQuoted(text) }
+    /// A string as the encoder writes it (CanonicalJSON.quoted, `[UInt8].appendQuoted`).
+    public mutating func string(_ text: String) {
+        var text = text
+        let plain = text.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) else {
+                return false
+            }
+            reserve(bytes.count + 2)
+            put(UInt8(ascii: "\""))
+            put(bytes)
+            put(UInt8(ascii: "\""))
+            return true
+        }
+        if !plain {
+            var quoted: [UInt8] = []
+            quoted.appendQuoted(text)  // (the escapes live there once)
+            quoted.withUnsafeBufferPointer { put($0) }
+        }
+    }
 
     /// An instant as the shared encoder's date strategy writes it (WireTime.format, quoted).
-    public mutating func date(_ date: Date) { bytes.appendQuoted(WireTime.format(date)) }
+    public mutating func date(_ date: Date) { string(WireTime.format(date)) }
 
     public mutating func int(_ value: some BinaryInteger) {
         guard let value = Int64(exactly: value) else { return appendUTF8(String(value)) }
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        if value < 0 { put(UInt8(ascii: "-")) }
         digits(value.magnitude)
     }
 
     /// `value` in decimal digits, as `String(value)` writes it, without making the String.
-    private mutating func digits(_ value: UInt64) {
-        var value = value
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var start = 20
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") + UInt8(value % 10)
-                value /= 10
-            } while value > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+    @usableFromInline mutating func digits(_ value: UInt64) {
+        var length = 1
+        var rest = value / 10
+        while rest > 0 {
+            length += 1
+            rest /= 10
         }
+        reserve(length)
+        var value = value
+        var at = count + length
+        repeat {
+            at -= 1
+            base[at] = UInt8(ascii: "0") + UInt8(value % 10)
+            value /= 10
+        } while value > 0
+        count += length
     }
 
-    private mutating func appendUTF8(_ text: String) { bytes.appendUTF8(text) }
+    private mutating func appendUTF8(_ text: String) {
+        var text = text
+        text.withUTF8 { put($0) }
+    }
 
     /// A Decimal as the encoder writes it: its `description`, which depends on the value
     /// alone (0.750 and 0.75 both write 0.75). Answers repeat the same few values (shares
@@ -140,12 +214,12 @@ public struct JSONOutput {
     /// entry, never a wrong text.
     public mutating func decimal(_ value: Decimal) {
         guard !value.isNaN, let key = DecimalBytes(value) else { return appendUTF8(value.description) }
-        if let text = Self.decimalTexts.withLock({ $0[key] }) { return bytes.append(contentsOf: text) }
+        if let text = Self.decimalTexts.withLock({ $0[key] }) { return text.withUnsafeBufferPointer { put($0) } }
         let text = Array(value.description.utf8)
         Self.decimalTexts.withLock { texts in
             if texts.count < 4_096 { texts[key] = text }
         }
-        bytes.append(contentsOf: text)
+        text.withUnsafeBufferPointer { put($0) }
     }
 
     private static let decimalTexts = Mutex<[DecimalBytes: [UInt8]]>([:])
@@ -172,10 +246,36 @@ public struct JSONOutput {
         }
     }
 
-    public mutating func write(_ value: some JSONWritable) { value.writeJSON(to: &self) }
+    /// Exact thousandths as the encoder writes `Milli` (its `decimal`): the shortest exact
+    /// text, `12.345`, `0.75`, `1`, `-0.5`, which is also `Milli.description`. Digits only,
+    /// no Decimal: a suggestion writes a share for every bucket and bait it lists.
+    public mutating func milli(_ value: Milli) {
+        if value.thousandths < 0 { put(UInt8(ascii: "-")) }
+        let magnitude = value.thousandths.magnitude
+        digits(magnitude / 1000)
+        var fraction = magnitude % 1000
+        guard fraction != 0 else { return }
+        var places = 3
+        while fraction % 10 == 0 {
+            fraction /= 10
+            places -= 1
+        }
+        reserve(places + 1)
+        put(UInt8(ascii: "."))
+        var scale: UInt64 = 1
+        for _ in 1..<places { scale *= 10 }
+        while scale > 0 {  // with its leading zeros: 0.05 is "05" to 2 places
+            put(UInt8(ascii: "0") + UInt8(fraction / scale % 10))
+            scale /= 10
+        }
+    }
+
+    @inlinable public mutating func write(_ value: some JSONWritable) { value.writeJSON(to: &self) }
 
     /// Each element written by `write`.
-    public mutating func array<Element>(_ elements: [Element], _ write: (inout JSONOutput, Element) -> Void) {
+    @inlinable public mutating func array<Element>(
+        _ elements: [Element], _ write: (inout JSONOutput, Element) -> Void
+    ) {
         beginArray()
         for element in elements {
             self.element()

@@ -1,5 +1,5 @@
 // The JSON a reply writes itself (Shared/Wire/JSONWritable.swift) is what the shared encoder
-// writes: integers of every size and Decimals written digit by digit, and the expenses (an
+// writes: integers of every size, Decimals and thousandths written digit by digit, and the expenses (an
 // answer, an event, a page of a list), held to Foundation's encoder over edge cases and
 // generated values (the suggestions' writers are held to it in
 // Tests/AnalyticsTests/SuggestTests.swift).
@@ -69,6 +69,27 @@ import Wire
             let mine = String(decoding: out.data, as: UTF8.self)
             let theirs = value.isNaN ? value.description : try encoded(value)
             if mine != theirs { wrong.append("\(value.description): \(mine) vs \(theirs)") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) of \(values.count) differ, e.g. \(wrong.prefix(5))")
+    }
+
+    /// Thousandths are written digit by digit as the encoder writes a `Milli` (its Decimal),
+    /// which is also `Milli.description`: zeros inside the fraction kept, trailing ones not.
+    @Test func millisAreTheEncodersText() throws {
+        var values: [Int64] = [
+            0, 1, -1, 5, 50, 500, 999, 1000, 1001, 1010, 1100, -1050, 750, 667, 12_345, 100_000, -100_001,
+            Int64.max / 2, -(Int64.max / 2),
+        ]
+        var random = SplitMix(seed: 29)
+        for _ in 0..<3_000 { values.append(Int64(bitPattern: random.next()) >> Int64(random.next(below: 64) + 2)) }
+        var wrong: [String] = []
+        for thousandths in values {
+            let value = Milli(thousandths: thousandths)
+            var out = JSONOutput()
+            out.milli(value)
+            let mine = String(decoding: out.data, as: UTF8.self)
+            let theirs = try encoded(value)
+            if mine != theirs || mine != value.description { wrong.append("\(thousandths): \(mine) vs \(theirs)") }
         }
         #expect(wrong.isEmpty, "\(wrong.count) of \(values.count) differ, e.g. \(wrong.prefix(5))")
     }
