@@ -20,9 +20,10 @@ public struct SuggestRequest: Documented, Equatable {
 public struct BaitCount: Codable, Sendable, Equatable {
     public var bait: String
     public var count: Int
-    public var share: Decimal
+    /// count / the catches of its list (its bucket's, or every matching catch), 3 decimals.
+    public var share: Milli
 
-    public init(bait: String, count: Int, share: Decimal) {
+    public init(bait: String, count: Int, share: Milli) {
         self.bait = bait
         self.count = count
         self.share = share
@@ -33,11 +34,11 @@ public struct BucketCount: Codable, Sendable, Equatable {
     public var bucket: String
     public var count: Int
     /// count / catches with a value for this condition, 3 decimals.
-    public var share: Decimal
+    public var share: Milli
     /// The baits most caught in this bucket (up to 3).
     public var baits: [BaitCount]
 
-    public init(bucket: String, count: Int, share: Decimal, baits: [BaitCount]) {
+    public init(bucket: String, count: Int, share: Milli, baits: [BaitCount]) {
         self.bucket = bucket
         self.count = count
         self.share = share
@@ -116,30 +117,32 @@ public enum SuggestMethods {
 // Keys in UTF-8 byte order, optionals left out when nil: what the synthesized `Encodable`
 // gives through the shared encoder. Tests/AnalyticsTests/SuggestTests.swift compares the two.
 
+// A bait and a bucket are most of an answer (a user's every bucket, with up to 3 baits each),
+// so their fixed text, an object's opening and each key with its comma, is written as one
+// literal run rather than key by key.
+
 extension BaitCount: JSONWritable {
     public func writeJSON(to out: inout JSONOutput) {
-        out.beginObject()
-        out.key("bait")
+        out.raw(#"{"bait":"#)
         out.string(bait)
-        out.key("count")
+        out.raw(#","count":"#)
         out.int(count)
-        out.key("share")
-        out.decimal(share)
+        out.raw(#","share":"#)
+        out.milli(share)
         out.endObject()
     }
 }
 
 extension BucketCount: JSONWritable {
     public func writeJSON(to out: inout JSONOutput) {
-        out.beginObject()
-        out.key("baits")
+        out.raw(#"{"baits":"#)
         out.array(baits) { $0.write($1) }
-        out.key("bucket")
+        out.raw(#","bucket":"#)
         out.string(bucket)
-        out.key("count")
+        out.raw(#","count":"#)
         out.int(count)
-        out.key("share")
-        out.decimal(share)
+        out.raw(#","share":"#)
+        out.milli(share)
         out.endObject()
     }
 }

@@ -261,7 +261,7 @@ extension JSONValue {
         var random = SystemRandomNumberGenerator()
         let texts = ["pike", "", "Gädda", "a \"quoted\" bait", "back\\slash", "tab\tand\nline", "slash/ok", "\u{1}", "🐟", "z"]
         func text() -> String { texts.randomElement(using: &random)! }
-        func share() -> Decimal {
+        func share() -> Milli {
             SuggestQueries.share(Int.random(in: 0...50, using: &random), Int.random(in: 0...60, using: &random))
         }
         func baits() -> [BaitCount] {
@@ -307,7 +307,8 @@ extension JSONValue {
         var random = SplitMix(seed: 11)
         let h = try Harness()
         let baits = ["worm", "spinner", "jig", "fly", "Spoon", "live bait", "r\u{E4}ka", "ra\u{308}ka"]
-        let temperatures = ["0 to 5 °C", "5 to 10 °C", "10 to 15 °C", "caf\u{E9}", "cafe\u{301}"]
+        // (the Kelvin sign is the same text as an ASCII K: its byte order puts the ASCII one first)
+        let temperatures = ["0 to 5 °C", "5 to 10 °C", "10 to 15 °C", "caf\u{E9}", "cafe\u{301}", "K", "\u{212A}"]
         let pressures = ["below 1000 hPa", "1000 to 1010 hPa", "1010 to 1020 hPa"]
         let skies = ["clear", "cloudy", "rain", "fog"]
         for i in 0..<120 {
@@ -347,11 +348,12 @@ extension JSONValue {
         #expect(compared == 15)
         let all = try await h.suggest()
         #expect(all["catches"] == 120)
-        // the two spellings of "café" are one bucket
-        #expect(
-            all.condition("temperatureBand")?["buckets"]?.arrayValue?.filter {
-                $0["bucket"]?.stringValue == "caf\u{E9}"
-            }.count == 1)
+        // the two spellings of "café" are one bucket, and so are K and the Kelvin sign
+        for bucket in ["caf\u{E9}", "K"] {
+            #expect(
+                all.condition("temperatureBand")?["buckets"]?.arrayValue?.filter { $0["bucket"]?.stringValue == bucket }
+                    .count == 1, "\(bucket)")
+        }
     }
 
     /// The suggestion as it was computed before `TallyCounts.merged`: every entry of every
@@ -418,7 +420,8 @@ extension JSONValue {
         }
         var pairs: [(Int, Int)] = [
             (0, 0), (5, 0), (1, Int.max), (Int.max / 1000, Int.max / 999), (Int.max, Int.max), (3, 2), (1 << 40, 1 << 40),
-            ((1 << 40) - 1, (1 << 40) - 1), (1, (1 << 40) - 1),
+            ((1 << 40) - 1, (1 << 40) - 1), (1, (1 << 40) - 1), (-1, 3), (2, -3), (-5, -8), (-1, 2001),
+            (Int.min, Int.min), (Int.max / 1000, 1),
         ]
         for total in 1...400 { for count in 0...total { pairs.append((count, total)) } }
         for total in [999, 1000, 1001, 2000, 3333, 65_537, 1_000_000] {
@@ -427,9 +430,14 @@ extension JSONValue {
         var wrong: [String] = []
         for (count, total) in pairs {
             let mine = SuggestQueries.share(count, total), theirs = reference(count, total)
-            let mineText = String(decoding: try WireCoding.encode([mine]), as: UTF8.self)
-            let theirText = String(decoding: try WireCoding.encode([theirs]), as: UTF8.self)
-            if mine != theirs || mineText != theirText { wrong.append("\(count)/\(total): \(mineText) vs \(theirText)") }
+            var out = JSONOutput()
+            out.milli(mine)
+            let mineText = String(decoding: out.data, as: UTF8.self)
+            let inArray = String(decoding: try WireCoding.encode([theirs]), as: UTF8.self)
+            let theirText = String(inArray.dropFirst().dropLast())  // (without the array's brackets)
+            if mine.decimal != theirs || mineText != theirText {
+                wrong.append("\(count)/\(total): \(mineText) vs \(theirText)")
+            }
         }
         #expect(wrong.isEmpty, "\(wrong.count) of \(pairs.count) differ, e.g. \(wrong.prefix(5))")
     }

@@ -401,18 +401,17 @@ enum SuggestQueries {
             : "based on \(n) catch\(n == 1 ? "" : "es"): \(confidence(n)) confidence"
     }
 
-    /// count / total to 3 decimals, half away from zero: the same value (and the same text
-    /// once encoded) as dividing and rounding Decimals, in integers. A suggestion has a
-    /// share for every bucket and bait it lists, and Foundation's Decimal division and
-    /// rounding cost about 3 µs each (0.5–0.7 ms of a 50-catch user's answer).
-    static func share(_ count: Int, _ total: Int) -> Decimal {
-        if total == 0 { return 0 }
-        // A part of a whole of any size a user could have; anything else the slow way.
-        guard total > 0, count >= 0, count <= total, total < 1 << 40 else {
-            return (Decimal(count) / Decimal(total)).rounded(3)
-        }
-        let thousandths = (count * 2000 + total) / (2 * total)
-        return Decimal(sign: .plus, exponent: -3, significand: Decimal(thousandths))
+    /// count / total to 3 decimals, half away from zero, in integers: the value dividing
+    /// and rounding Decimals gives, without Decimal's division and rounding (about 3 µs
+    /// each; a suggestion has a share for every bucket and bait it lists). 128-bit, so no
+    /// pair of Ints overflows; a quotient past what Milli holds (never a share, which is a
+    /// part of its total) is saturated.
+    static func share(_ count: Int, _ total: Int) -> Milli {
+        if total == 0 { return Milli(thousandths: 0) }
+        let n = Int128(count).magnitude, d = Int128(total).magnitude
+        let thousandths = (n * 2000 + d) / (2 * d)
+        let negative = (count < 0) != (total < 0) && thousandths != 0
+        return Milli(thousandths: Int64(clamping: negative ? -Int128(thousandths) : Int128(thousandths)))
     }
 
     static func suggest(_ db: Database, userId: String, body: SuggestRequest) throws -> Suggestions {
@@ -460,13 +459,40 @@ enum SuggestQueries {
         let unavailable = total(TallyCounts.statusCode, "unavailable")
         let catches = ready + pending + unavailable
 
-        /// The baits of `perBait` (counts by bait index), most caught first (ties: by name).
+        // Each bait's place in name order, for ties: baits are ranked by how many catches
+        // they hold, then by name, and comparing those places costs less than comparing text
+        // for every pair a sort looks at.
+        var nameRank = [Int](repeating: 0, count: baitNames.count)
+        for (rank, bait) in baitNames.indices.sorted(by: { baitNames[$0] < baitNames[$1] }).enumerated() {
+            nameRank[bait] = rank
+        }
+        /// The first `limit` baits of `perBait` (counts by bait index), most caught first
+        /// (ties: by name), each with its share of `perBait`'s sum. Picked in one pass, as
+        /// sorting every bait and taking the first would (a bucket lists 3).
         func topBaits(_ perBait: [Int], limit: Int) -> [BaitCount] {
-            let sum = perBait.reduce(0, +)
-            return perBait.indices.filter { perBait[$0] > 0 }
-                .sorted { (perBait[$0], baitNames[$1]) > (perBait[$1], baitNames[$0]) }
-                .prefix(limit)
-                .map { BaitCount(bait: baitNames[$0], count: perBait[$0], share: share(perBait[$0], sum)) }
+            guard limit > 0 else { return [] }
+            return withUnsafeTemporaryAllocation(of: Int.self, capacity: limit) { top in
+                var picked = 0
+                var sum = 0
+                for bait in perBait.indices where perBait[bait] > 0 {
+                    let n = perBait[bait]
+                    sum += n
+                    func before(_ other: Int) -> Bool {
+                        n > perBait[other] || (n == perBait[other] && nameRank[bait] < nameRank[other])
+                    }
+                    guard picked < limit || before(top[picked - 1]) else { continue }
+                    var at = min(picked, limit - 1)  // (the last one drops out when all are picked)
+                    while at > 0, before(top[at - 1]) {
+                        top[at] = top[at - 1]
+                        at -= 1
+                    }
+                    top[at] = bait
+                    picked = min(picked + 1, limit)
+                }
+                return (0..<picked).map {
+                    BaitCount(bait: baitNames[top[$0]], count: perBait[top[$0]], share: share(perBait[top[$0]], sum))
+                }
+            }
         }
         var allBaits = [Int](repeating: 0, count: baitNames.count)
         for tally in tallies where tally.code == TallyCounts.statusCode {
@@ -477,14 +503,16 @@ enum SuggestQueries {
             let (key, label) = CatchProjection.dimensions[i]
             let code = CatchProjection.dimensionCodes[i]
             // Buckets are told apart as Swift compares text (canonically equivalent spellings
-            // are one bucket), as baits are.
+            // are one bucket), as baits are. The merge told them apart by their bytes, which
+            // is the same thing while every bucket is ASCII; once one is not, each is looked
+            // for among those before it.
             var buckets: [TallyCounts.Bucket] = []
-            var bucketOfName: [String: Int] = [:]
+            var allASCII = true
             for tally in tallies where tally.code == code {
-                if let known = bucketOfName[tally.bucket] {
+                allASCII = allASCII && tally.ascii
+                if !allASCII, let known = buckets.firstIndex(where: { $0.bucket == tally.bucket }) {
                     buckets[known].add(tally)
                 } else {
-                    bucketOfName[tally.bucket] = buckets.count
                     buckets.append(tally)
                 }
             }

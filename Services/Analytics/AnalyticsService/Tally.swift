@@ -100,6 +100,8 @@ enum TallyCounts {
         var total: Int
         /// Indexed by bait.
         var perBait: [Int]
+        /// Every byte of `bucket` is ASCII: no other spelling is the same text to Swift.
+        var ascii = true
 
         mutating func add(_ other: Bucket) {
             total += other.total
@@ -108,42 +110,47 @@ enum TallyCounts {
     }
 
     /// The buckets of several rows (each a range of `stored`, its bait an index below
-    /// `baitCount`), summed: one walk through all rows at once, in their common order, so
-    /// each bucket is read as text once, however many rows hold it (a query reads a row per
-    /// bait and water; hashing every entry's text into nested maps cost more than the rest of
-    /// a suggestion).
+    /// `baitCount`), summed, in the rows' order (by code, then bytes). Each row is merged
+    /// into the buckets gathered so far with one cursor, as two sorted lists are merged: a
+    /// user's rows mostly hold the same buckets, so an entry is nearly always the bucket at
+    /// the cursor, one comparison, and each bucket is read as text once, however many rows
+    /// hold it. (Hashing every entry's text into nested maps cost more than the rest of a
+    /// suggestion; taking the smallest of every row's next entry, as a k-way merge does,
+    /// compared each bucket with every row twice: docs/performance.md, "A suggestion's size".)
     static func merged(_ stored: [UInt8], rows: [Range<Int>], baits: [Int], baitCount: Int) throws -> [Bucket] {
         try stored.withUnsafeBytes { all in
-            var readers = rows.map { Reader(UnsafeRawBufferPointer(rebasing: all[$0])) }
-            var heads = try readers.indices.map { readers[$0].atEnd ? nil : try readers[$0].next() }
             var buckets: [Bucket] = []
-            while true {
-                // the smallest head (code, then bytes)
-                var smallest: Int?
-                for i in heads.indices {
-                    guard let head = heads[i] else { continue }
-                    if let s = smallest, let current = heads[s] {
-                        let order =
-                            head.code != current.code
-                            ? Int(head.code) - Int(current.code) : compare(head.bucket, current.bucket)
-                        if order < 0 { smallest = i }
-                    } else {
-                        smallest = i
+            // each bucket's code and bytes (in `stored`), to compare entries with
+            var keys: [(code: UInt8, bytes: UnsafeRawBufferPointer)] = []
+            for (row, range) in rows.enumerated() {
+                var reader = Reader(UnsafeRawBufferPointer(rebasing: all[range]))
+                var at = 0  // every bucket before this sorts before the row's next entry
+                while !reader.atEnd {
+                    let entry = try reader.next()
+                    var order = 1
+                    while at < keys.count {
+                        let key = keys[at]
+                        order =
+                            key.code != entry.code
+                            ? Int(key.code) - Int(entry.code) : compare(key.bytes, entry.bucket)
+                        if order >= 0 { break }
+                        at += 1
                     }
+                    if order != 0 {
+                        keys.insert((entry.code, entry.bucket), at: at)
+                        buckets.insert(
+                            Bucket(
+                                code: entry.code, bucket: String(decoding: entry.bucket, as: UTF8.self), total: 0,
+                                perBait: Array(repeating: 0, count: baitCount),
+                                ascii: entry.bucket.allSatisfy { $0 < 0x80 }),
+                            at: at)
+                    }
+                    buckets[at].total += entry.n
+                    buckets[at].perBait[baits[row]] += entry.n
+                    at += 1
                 }
-                guard let s = smallest, let first = heads[s] else { return buckets }
-                var bucket = Bucket(
-                    code: first.code, bucket: String(decoding: first.bucket, as: UTF8.self), total: 0,
-                    perBait: Array(repeating: 0, count: baitCount))
-                for i in heads.indices {
-                    guard let head = heads[i], head.code == first.code, compare(head.bucket, first.bucket) == 0
-                    else { continue }
-                    bucket.total += head.n
-                    bucket.perBait[baits[i]] += head.n
-                    heads[i] = readers[i].atEnd ? nil : try readers[i].next()
-                }
-                buckets.append(bucket)
             }
+            return buckets
         }
     }
 

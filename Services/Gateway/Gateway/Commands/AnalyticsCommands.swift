@@ -489,7 +489,7 @@ enum SuggestText {
     }
 
     static func baits(_ baits: [BaitCount]) -> String {
-        baits.map { "\($0.bait) \($0.count) (\(Analytics.percent(share: $0.share)))" }.joined(separator: ", ")
+        baits.map { "\($0.bait) \($0.count) (\(Analytics.percent(share: $0.share.decimal)))" }.joined(separator: ", ")
     }
 
     static func summary(_ suggestions: Suggestions) -> String {
@@ -517,7 +517,7 @@ enum SuggestText {
                             winners.map(\.bucket).joined(separator: " = ")
                                 + (winners.count > 1 ? " (\(winners.count)-way tie)" : ""),
                             "\(best.count) of \(condition.catches)" + (winners.count > 1 ? " each" : ""),
-                            Analytics.percent(share: best.share),
+                            Analytics.percent(share: best.share.decimal),
                             winners.map { bucket in bucket.baits.map { "\($0.bait) (\($0.count))" }.joined(separator: ", ") }
                                 .joined(separator: "; "),
                         ]
