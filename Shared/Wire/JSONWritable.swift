@@ -154,18 +154,20 @@ public struct JSONOutput: ~Copyable {
 
     /// A string as the encoder writes it (CanonicalJSON.quoted, `[UInt8].appendQuoted`).
     public mutating func string(_ text: String) {
-        var text = text
-        let plain = text.withUTF8 { bytes in
-            guard !bytes.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) else {
+        // Copied straight in when nothing needs an escape (read in place: no copy of the String)
+        let plain = text.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
                 return false
             }
             reserve(bytes.count + 2)
-            put(UInt8(ascii: "\""))
+            base[count] = UInt8(ascii: "\"")
+            count += 1
             put(bytes)
-            put(UInt8(ascii: "\""))
+            base[count] = UInt8(ascii: "\"")
+            count += 1
             return true
         }
-        if !plain {
+        if plain != true {
             var quoted: [UInt8] = []
             quoted.appendQuoted(text)  // (the escapes live there once)
             quoted.withUnsafeBufferPointer { put($0) }
@@ -175,7 +177,8 @@ public struct JSONOutput: ~Copyable {
     /// An instant as the shared encoder's date strategy writes it (WireTime.format, quoted).
     public mutating func date(_ date: Date) { string(WireTime.format(date)) }
 
-    public mutating func int(_ value: some BinaryInteger) {
+    /// (Inlinable, so a caller's Int is written without going through the generic.)
+    @inlinable public mutating func int(_ value: some BinaryInteger) {
         guard let value = Int64(exactly: value) else { return appendUTF8(String(value)) }
         if value < 0 { put(UInt8(ascii: "-")) }
         digits(value.magnitude)
@@ -183,6 +186,7 @@ public struct JSONOutput: ~Copyable {
 
     /// `value` in decimal digits, as `String(value)` writes it, without making the String.
     @usableFromInline mutating func digits(_ value: UInt64) {
+        if value < 10 { return put(UInt8(ascii: "0") + UInt8(value)) }  // (a share's whole, most counts)
         var length = 1
         var rest = value / 10
         while rest > 0 {
@@ -200,7 +204,7 @@ public struct JSONOutput: ~Copyable {
         count += length
     }
 
-    private mutating func appendUTF8(_ text: String) {
+    @usableFromInline mutating func appendUTF8(_ text: String) {
         var text = text
         text.withUTF8 { put($0) }
     }
@@ -253,21 +257,17 @@ public struct JSONOutput: ~Copyable {
         if value.thousandths < 0 { put(UInt8(ascii: "-")) }
         let magnitude = value.thousandths.magnitude
         digits(magnitude / 1000)
-        var fraction = magnitude % 1000
+        let fraction = magnitude % 1000
         guard fraction != 0 else { return }
-        var places = 3
-        while fraction % 10 == 0 {
-            fraction /= 10
-            places -= 1
-        }
-        reserve(places + 1)
-        put(UInt8(ascii: "."))
-        var scale: UInt64 = 1
-        for _ in 1..<places { scale *= 10 }
-        while scale > 0 {  // with its leading zeros: 0.05 is "05" to 2 places
-            put(UInt8(ascii: "0") + UInt8(fraction / scale % 10))
-            scale /= 10
-        }
+        // ".d1d2d3" without the trailing zeros: all four written, and `count` moved past the
+        // ones kept
+        let d1 = fraction / 100, d2 = fraction / 10 % 10, d3 = fraction % 10
+        reserve(4)
+        base[count] = UInt8(ascii: ".")
+        base[count + 1] = UInt8(ascii: "0") + UInt8(d1)
+        base[count + 2] = UInt8(ascii: "0") + UInt8(d2)
+        base[count + 3] = UInt8(ascii: "0") + UInt8(d3)
+        count += d3 != 0 ? 4 : d2 != 0 ? 3 : 2
     }
 
     @inlinable public mutating func write(_ value: some JSONWritable) { value.writeJSON(to: &self) }

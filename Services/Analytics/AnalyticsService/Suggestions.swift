@@ -421,7 +421,7 @@ enum SuggestQueries {
         }
         // The rows counted at this filter's level, one per bait and water (both waters when
         // none is given), their counts copied into one buffer.
-        var baitNames: [String] = []
+        var gathered: [String] = []
         var baitOfName: [String: Int] = [:]
         var rowBaits: [Int] = []
         var rowRanges: [Range<Int>] = []
@@ -438,9 +438,9 @@ enum SuggestQueries {
             if let known = baitOfName[bait] {
                 index = known
             } else {
-                index = baitNames.count
+                index = gathered.count
                 baitOfName[bait] = index
-                baitNames.append(bait)
+                gathered.append(bait)
             }
             let start = stored.count
             try row.withUnsafeData(atIndex: 1) { data in
@@ -449,7 +449,7 @@ enum SuggestQueries {
             rowBaits.append(index)
             rowRanges.append(start..<stored.count)
         }
-        let tallies = try TallyCounts.merged(stored, rows: rowRanges, baits: rowBaits, baitCount: baitNames.count)
+        let tallies = try TallyCounts.merged(stored, rows: rowRanges, baits: rowBaits, baitCount: gathered.count)
 
         func total(_ code: UInt8, _ bucket: String) -> Int {
             tallies.first { $0.code == code && $0.bucket == bucket }?.total ?? 0
@@ -459,13 +459,15 @@ enum SuggestQueries {
         let unavailable = total(TallyCounts.statusCode, "unavailable")
         let catches = ready + pending + unavailable
 
+        // (a constant from here on: the functions below capture it without a box)
+        let baitNames = gathered
         // Each bait's place in name order, for ties: baits are ranked by how many catches
         // they hold, then by name, and comparing those places costs less than comparing text
         // for every pair a sort looks at.
-        var nameRank = [Int](repeating: 0, count: baitNames.count)
-        for (rank, bait) in baitNames.indices.sorted(by: { baitNames[$0] < baitNames[$1] }).enumerated() {
-            nameRank[bait] = rank
-        }
+        let nameRank = baitNames.indices.sorted(by: { baitNames[$0] < baitNames[$1] }).enumerated()
+            .reduce(into: [Int](repeating: 0, count: baitNames.count)) { ranks, ranked in
+                ranks[ranked.element] = ranked.offset
+            }
         /// The first `limit` baits of `perBait` (counts by bait index), most caught first
         /// (ties: by name), each with its share of `perBait`'s sum. Picked in one pass, as
         /// sorting every bait and taking the first would (a bucket lists 3).
