@@ -89,8 +89,8 @@ struct AllBenchmark: AsyncParsableCommand {
         let root = "/tmp/lb-bench-all-\(getpid())"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let small = try await analytics.measure(size: sizes.small, path: root + "/small.sqlite").figures
-        let large = try await analytics.measure(size: sizes.large, path: root + "/large.sqlite").figures
+        let (smallRows, small) = try await analytics.measure(size: sizes.small, path: root + "/small.sqlite")
+        let (largeRows, large) = try await analytics.measure(size: sizes.large, path: root + "/large.sqlite")
         rows.append(
             Row(
                 measure: "analytics rebuild from events (\(sizes.large) run), in memory", baseline: "(absolute)",
@@ -116,7 +116,12 @@ struct AllBenchmark: AsyncParsableCommand {
         // query scales with the store alone.
         let perUser = sizes.large / analytics.userCount(size: sizes.large)
         say("same histories: \(sizes.small) fill-ups and catches over users of \(perUser) each")
-        let same = try await analytics.measure(size: sizes.small, path: root + "/same.sqlite", perUser: perUser).figures
+        let (sameRows, same) = try await analytics.measure(
+            size: sizes.small, path: root + "/same.sqlite", perUser: perUser)
+        // each query's p50 beside its p99: a p99 of a few hundred microseconds moves with
+        // anything else the machine does, and the p50 shows whether the query itself moved
+        let sameLabelled = sameRows.map { ["\($0[0]), \(perUser) per user"] + $0.dropFirst() }
+        say(analytics.table(["size", "what", "count", "p50", "p99", "notes"], smallRows + largeRows + sameLabelled))
         for method in ["analytics.suggest", "analytics.fuel.stats"] {
             for (what, base) in [("", small), (", users of \(perUser) records at both sizes", same)] {
                 let a = base.p99[method] ?? 0, b = large.p99[method] ?? 0
