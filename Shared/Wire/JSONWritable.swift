@@ -156,9 +156,7 @@ public struct JSONOutput: ~Copyable {
     public mutating func string(_ text: String) {
         // Copied straight in when nothing needs an escape (read in place: no copy of the String)
         let plain = text.utf8.withContiguousStorageIfAvailable { bytes in
-            for byte in bytes where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
-                return false
-            }
+            guard Self.needsNoEscape(bytes) else { return false }
             reserve(bytes.count + 2)
             base[count] = UInt8(ascii: "\"")
             count += 1
@@ -172,6 +170,31 @@ public struct JSONOutput: ~Copyable {
             quoted.appendQuoted(text)  // (the escapes live there once)
             quoted.withUnsafeBufferPointer { put($0) }
         }
+    }
+
+    /// No quote, backslash or control character in `bytes`: checked eight bytes at a time
+    /// (each test is true of a word exactly when one of its bytes is such a byte), the rest
+    /// one by one. Names and labels are most of what an answer writes.
+    static func needsNoEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let start = bytes.baseAddress else { return true }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var at = 0
+        while bytes.count - at >= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(start + at).loadUnaligned(as: UInt64.self))
+            let below20 = (word &- ones &* 0x20) & ~word & highs  // a byte < 0x20
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let zero = ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs  // a byte equal
+            if below20 | zero != 0 { return false }
+            at += 8
+        }
+        while at < bytes.count {
+            let byte = bytes[at]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return false }
+            at += 1
+        }
+        return true
     }
 
     /// An instant as the shared encoder's date strategy writes it (WireTime.format, quoted).

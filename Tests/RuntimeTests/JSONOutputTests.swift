@@ -101,6 +101,18 @@ import Wire
         var random = SplitMix(seed: 23)
         var texts = (0..<0x80).map { String(Character(Unicode.Scalar(UInt8($0)))) }
         texts += texts.map { "a\($0)b" }
+        // each ASCII character at every place of texts one to three words long (the check
+        // for escapes reads eight bytes at a time), among plain and non-ASCII neighbours
+        for length in [7, 8, 9, 15, 16, 17, 23, 24] {
+            for place in 0..<length {
+                for code in [0x00, 0x08, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x5B, 0x5C, 0x5D, 0x7F] {
+                    var bytes = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+                    bytes[place] = UInt8(code)
+                    texts.append(String(decoding: bytes, as: UTF8.self))
+                    texts.append("é" + String(decoding: bytes, as: UTF8.self) + "🐟")
+                }
+            }
+        }
         let pieces = ["\"", "\\", "/", "\u{0}", "\u{1f}", "\u{7f}", "\n", "\r\n", "\t", "\u{8}", "\u{c}", "é", "🐟", "\u{2028}", "x", "{\"k\":1}"]
         for _ in 0..<2_000 {
             texts.append((0..<random.next(below: 12)).map { _ in random.pick(pieces) }.joined())

@@ -403,11 +403,14 @@ enum SuggestQueries {
 
     /// count / total to 3 decimals, half away from zero, in integers: the value dividing
     /// and rounding Decimals gives, without Decimal's division and rounding (about 3 µs
-    /// each; a suggestion has a share for every bucket and bait it lists). 128-bit, so no
-    /// pair of Ints overflows; a quotient past what Milli holds (never a share, which is a
-    /// part of its total) is saturated.
+    /// each; a suggestion has a share for every bucket and bait it lists). In 64 bits for a
+    /// part of any whole a user has; otherwise in 128, so no pair of Ints overflows, and a
+    /// quotient past what Milli holds (never a share) is saturated.
     static func share(_ count: Int, _ total: Int) -> Milli {
         if total == 0 { return Milli(thousandths: 0) }
+        if count >= 0, count <= total, total < 1 << 40 {  // a part of any whole a user has: in 64 bits
+            return Milli(thousandths: Int64((count * 2000 + total) / (2 * total)))
+        }
         let n = Int128(count).magnitude, d = Int128(total).magnitude
         let thousandths = (n * 2000 + d) / (2 * d)
         let negative = (count < 0) != (total < 0) && thousandths != 0
@@ -450,13 +453,14 @@ enum SuggestQueries {
             rowRanges.append(start..<stored.count)
         }
         let tallies = try TallyCounts.merged(stored, rows: rowRanges, baits: rowBaits, baitCount: gathered.count)
+        let statuses = tallies.buckets(of: TallyCounts.statusCode)
 
-        func total(_ code: UInt8, _ bucket: String) -> Int {
-            tallies.first { $0.code == code && $0.bucket == bucket }?.total ?? 0
+        func total(_ status: String) -> Int {
+            statuses.first { tallies.names[$0] == status }.map { tallies.totals[$0] } ?? 0
         }
-        let ready = total(TallyCounts.statusCode, "ready")
-        let pending = total(TallyCounts.statusCode, "pending")
-        let unavailable = total(TallyCounts.statusCode, "unavailable")
+        let ready = total("ready")
+        let pending = total("pending")
+        let unavailable = total("unavailable")
         let catches = ready + pending + unavailable
 
         // (a constant from here on: the functions below capture it without a box)
@@ -471,16 +475,18 @@ enum SuggestQueries {
         /// The first `limit` baits of `perBait` (counts by bait index), most caught first
         /// (ties: by name), each with its share of `perBait`'s sum. Picked in one pass, as
         /// sorting every bait and taking the first would (a bucket lists 3).
-        func topBaits(_ perBait: [Int], limit: Int) -> [BaitCount] {
+        func topBaits(_ perBait: ArraySlice<Int>, limit: Int) -> [BaitCount] {
             guard limit > 0 else { return [] }
             return withUnsafeTemporaryAllocation(of: Int.self, capacity: limit) { top in
                 var picked = 0
                 var sum = 0
-                for bait in perBait.indices where perBait[bait] > 0 {
-                    let n = perBait[bait]
+                let first = perBait.startIndex  // (bait i's count is perBait[first + i])
+                for bait in 0..<perBait.count where perBait[first + bait] > 0 {
+                    let n = perBait[first + bait]
                     sum += n
                     func before(_ other: Int) -> Bool {
-                        n > perBait[other] || (n == perBait[other] && nameRank[bait] < nameRank[other])
+                        let m = perBait[first + other]
+                        return n > m || (n == m && nameRank[bait] < nameRank[other])
                     }
                     guard picked < limit || before(top[picked - 1]) else { continue }
                     var at = min(picked, limit - 1)  // (the last one drops out when all are picked)
@@ -492,13 +498,14 @@ enum SuggestQueries {
                     picked = min(picked + 1, limit)
                 }
                 return (0..<picked).map {
-                    BaitCount(bait: baitNames[top[$0]], count: perBait[top[$0]], share: share(perBait[top[$0]], sum))
+                    let n = perBait[first + top[$0]]
+                    return BaitCount(bait: baitNames[top[$0]], count: n, share: share(n, sum))
                 }
             }
         }
         var allBaits = [Int](repeating: 0, count: baitNames.count)
-        for tally in tallies where tally.code == TallyCounts.statusCode {
-            for (bait, n) in tally.perBait.enumerated() { allBaits[bait] += n }
+        for status in statuses {
+            for (bait, n) in tallies.baits(status).enumerated() { allBaits[bait] += n }
         }
 
         let conditions = CatchProjection.dimensions.indices.map { i -> ConditionSuggestion in
@@ -506,24 +513,42 @@ enum SuggestQueries {
             let code = CatchProjection.dimensionCodes[i]
             // Buckets are told apart as Swift compares text (canonically equivalent spellings
             // are one bucket), as baits are. The merge told them apart by their bytes, which
-            // is the same thing while every bucket is ASCII; once one is not, each is looked
-            // for among those before it.
-            var buckets: [TallyCounts.Bucket] = []
-            var allASCII = true
-            for tally in tallies where tally.code == code {
-                allASCII = allASCII && tally.ascii
-                if !allASCII, let known = buckets.firstIndex(where: { $0.bucket == tally.bucket }) {
-                    buckets[known].add(tally)
-                } else {
-                    buckets.append(tally)
+            // is the same thing while every bucket is ASCII (the usual case: each bucket is
+            // one of the merge's); once one is not, each is looked for among those before it,
+            // and the counts of one text are added up.
+            let run = tallies.buckets(of: code)
+            var list: [BucketCount] = []
+            list.reserveCapacity(run.count)
+            let withData = run.reduce(0) { $0 + tallies.totals[$1] }
+            if run.allSatisfy({ tallies.ascii[$0] }) {
+                for b in run {
+                    list.append(
+                        BucketCount(
+                            bucket: tallies.names[b], count: tallies.totals[b],
+                            share: share(tallies.totals[b], withData), baits: topBaits(tallies.baits(b), limit: 3)))
+                }
+            } else {
+                var names: [String] = []
+                var totals: [Int] = []
+                var perBait: [[Int]] = []
+                for b in run {
+                    if let known = names.firstIndex(of: tallies.names[b]) {
+                        totals[known] += tallies.totals[b]
+                        for (bait, n) in tallies.baits(b).enumerated() { perBait[known][bait] += n }
+                    } else {
+                        names.append(tallies.names[b])
+                        totals.append(tallies.totals[b])
+                        perBait.append(Array(tallies.baits(b)))
+                    }
+                }
+                for i in names.indices {
+                    list.append(
+                        BucketCount(
+                            bucket: names[i], count: totals[i], share: share(totals[i], withData),
+                            baits: topBaits(perBait[i][...], limit: 3)))
                 }
             }
-            let withData = buckets.reduce(0) { $0 + $1.total }
-            let list = buckets.map { tally in
-                BucketCount(
-                    bucket: tally.bucket, count: tally.total, share: share(tally.total, withData),
-                    baits: topBaits(tally.perBait, limit: 3))
-            }.sorted { ($0.count, $1.bucket) > ($1.count, $0.bucket) }
+            list.sort { ($0.count, $1.bucket) > ($1.count, $0.bucket) }
             return ConditionSuggestion(
                 condition: key, label: label, catches: withData, best: list.first, buckets: list,
                 confidence: confidence(withData), basis: basis(withData))
@@ -535,6 +560,6 @@ enum SuggestQueries {
             species: species, water: body.water, catches: catches, ready: ready, pending: pending,
             unavailable: unavailable, confidence: confidence(ready), basis: basis(ready),
             note: notes.isEmpty ? nil : "not counted: " + notes.joined(separator: "; "), conditions: conditions,
-            baits: topBaits(allBaits, limit: 10))
+            baits: topBaits(allBaits[...], limit: 10))
     }
 }

@@ -93,35 +93,44 @@ enum TallyCounts {
         try data.withUnsafeBytes { try decode($0) }
     }
 
-    /// One bucket's counts summed over several rows, by the bait of each row.
-    struct Bucket {
-        var code: UInt8
-        var bucket: String
-        var total: Int
-        /// Indexed by bait.
-        var perBait: [Int]
-        /// Every byte of `bucket` is ASCII: no other spelling is the same text to Swift.
-        var ascii = true
+    /// The buckets of several rows summed (`merged`), in the rows' order (by code, then
+    /// bytes): each bucket's code, text and total, and its counts by bait, `baitCount` of
+    /// them per bucket one bucket after the other (one array, not one per bucket).
+    struct Merged {
+        var codes: [UInt8] = []
+        var names: [String] = []
+        /// Every byte of the name is ASCII: no other spelling is the same text to Swift.
+        var ascii: [Bool] = []
+        var totals: [Int] = []
+        var perBait: [Int] = []
+        let baitCount: Int
 
-        mutating func add(_ other: Bucket) {
-            total += other.total
-            for (bait, n) in other.perBait.enumerated() { perBait[bait] += n }
+        var count: Int { codes.count }
+
+        /// `bucket`'s counts, by bait.
+        func baits(_ bucket: Int) -> ArraySlice<Int> { perBait[(bucket * baitCount)..<((bucket + 1) * baitCount)] }
+
+        /// The buckets of `code`: a run, as they are sorted by code.
+        func buckets(of code: UInt8) -> Range<Int> {
+            guard let start = codes.firstIndex(of: code) else { return 0..<0 }
+            var end = start + 1
+            while end < codes.count, codes[end] == code { end += 1 }
+            return start..<end
         }
     }
 
     /// The buckets of several rows (each a range of `stored`, its bait an index below
-    /// `baitCount`), summed, in the rows' order (by code, then bytes). Each row is merged
-    /// into the buckets gathered so far with one cursor, as two sorted lists are merged: a
-    /// user's rows mostly hold the same buckets, so an entry is nearly always the bucket at
-    /// the cursor, one comparison, and each bucket is read as text once, however many rows
-    /// hold it. (Hashing every entry's text into nested maps cost more than the rest of a
-    /// suggestion; taking the smallest of every row's next entry, as a k-way merge does,
-    /// compared each bucket with every row twice: docs/performance.md, "A suggestion's size".)
-    static func merged(_ stored: [UInt8], rows: [Range<Int>], baits: [Int], baitCount: Int) throws -> [Bucket] {
+    /// `baitCount`), summed. Each row is merged into the buckets gathered so far with one
+    /// cursor, as two sorted lists are merged: a user's rows mostly hold the same buckets,
+    /// so an entry is nearly always the bucket at the cursor, one comparison, and each
+    /// bucket is read as text once, however many rows hold it. (Hashing every entry's text
+    /// into nested maps cost more than the rest of a suggestion; taking the smallest of
+    /// every row's next entry, as a k-way merge does, compared each bucket with every row
+    /// twice: docs/performance.md, "A suggestion's size".)
+    static func merged(_ stored: [UInt8], rows: [Range<Int>], baits: [Int], baitCount: Int) throws -> Merged {
         try stored.withUnsafeBytes { all in
-            var buckets: [Bucket] = []
-            // each bucket's code and bytes (in `stored`), to compare entries with
-            var keys: [(code: UInt8, bytes: UnsafeRawBufferPointer)] = []
+            var merged = Merged(baitCount: baitCount)
+            var keys: [UnsafeRawBufferPointer] = []  // each bucket's bytes, in `stored`
             for (row, range) in rows.enumerated() {
                 var reader = Reader(UnsafeRawBufferPointer(rebasing: all[range]))
                 var at = 0  // every bucket before this sorts before the row's next entry
@@ -129,28 +138,25 @@ enum TallyCounts {
                     let entry = try reader.next()
                     var order = 1
                     while at < keys.count {
-                        let key = keys[at]
-                        order =
-                            key.code != entry.code
-                            ? Int(key.code) - Int(entry.code) : compare(key.bytes, entry.bucket)
+                        let code = merged.codes[at]
+                        order = code != entry.code ? Int(code) - Int(entry.code) : compare(keys[at], entry.bucket)
                         if order >= 0 { break }
                         at += 1
                     }
                     if order != 0 {
-                        keys.insert((entry.code, entry.bucket), at: at)
-                        buckets.insert(
-                            Bucket(
-                                code: entry.code, bucket: String(decoding: entry.bucket, as: UTF8.self), total: 0,
-                                perBait: Array(repeating: 0, count: baitCount),
-                                ascii: entry.bucket.allSatisfy { $0 < 0x80 }),
-                            at: at)
+                        keys.insert(entry.bucket, at: at)
+                        merged.codes.insert(entry.code, at: at)
+                        merged.names.insert(String(decoding: entry.bucket, as: UTF8.self), at: at)
+                        merged.ascii.insert(entry.bucket.allSatisfy { $0 < 0x80 }, at: at)
+                        merged.totals.insert(0, at: at)
+                        merged.perBait.insert(contentsOf: repeatElement(0, count: baitCount), at: at * baitCount)
                     }
-                    buckets[at].total += entry.n
-                    buckets[at].perBait[baits[row]] += entry.n
+                    merged.totals[at] += entry.n
+                    merged.perBait[at * baitCount + baits[row]] += entry.n
                     at += 1
                 }
             }
-            return buckets
+            return merged
         }
     }
 
