@@ -105,8 +105,6 @@ enum TallyCounts {
         var perBait: [Int] = []
         let baitCount: Int
 
-        var count: Int { codes.count }
-
         /// `bucket`'s counts, by bait.
         func baits(_ bucket: Int) -> ArraySlice<Int> { perBait[(bucket * baitCount)..<((bucket + 1) * baitCount)] }
 
