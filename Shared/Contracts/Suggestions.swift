@@ -152,12 +152,26 @@ extension ConditionSuggestion: JSONWritable {
         out.beginObject()
         out.key("basis")
         out.string(basis)
+        var bestText = 0..<0
         if let best {
             out.key("best")
+            let start = out.written
             out.write(best)
+            bestText = start..<out.written
         }
         out.key("buckets")
-        out.array(buckets) { $0.write($1) }
+        // `best` is nearly always the first bucket (the service takes it from there): when it
+        // is, the bytes just written for it are copied rather than written again.
+        out.beginArray()
+        for (i, bucket) in buckets.enumerated() {
+            out.element()
+            if i == 0, !bestText.isEmpty, bucket == best {
+                out.repeatWritten(bestText)
+            } else {
+                out.write(bucket)
+            }
+        }
+        out.endArray()
         out.key("catches")
         out.int(catches)
         out.key("condition")

@@ -77,8 +77,36 @@ public struct JSONOutput: ~Copyable {
     @inlinable mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         reserve(bytes.count)
-        (base + count).update(from: source, count: bytes.count)
-        count += bytes.count
+        let n = bytes.count
+        let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(base + count)
+        if n >= 8, n <= 16 {
+            // (most names and labels) two words that may overlap, rather than a call to memmove
+            let head = from.loadUnaligned(as: UInt64.self)
+            let tail = from.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            to.storeBytes(of: head, as: UInt64.self)
+            to.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4, n < 8 {
+            let head = from.loadUnaligned(as: UInt32.self)
+            let tail = from.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+            to.storeBytes(of: head, as: UInt32.self)
+            to.storeBytes(of: tail, toByteOffset: n - 4, as: UInt32.self)
+        } else {
+            to.copyMemory(from: from, byteCount: n)
+        }
+        count += n
+    }
+
+    /// How many bytes are written so far: where the next one goes.
+    public var written: Int { count }
+
+    /// Writes again the bytes at `range` of what is written (a part already written once,
+    /// from `written` before it to `written` after).
+    public mutating func repeatWritten(_ range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "repeatWritten: a range not yet written")
+        reserve(range.count)
+        (base + count).update(from: base + range.lowerBound, count: range.count)
+        count += range.count
+        first = false
     }
 
     @inlinable mutating func put(_ literal: StaticString) {
@@ -173,28 +201,49 @@ public struct JSONOutput: ~Copyable {
     }
 
     /// No quote, backslash or control character in `bytes`: checked eight bytes at a time
-    /// (each test is true of a word exactly when one of its bytes is such a byte), the rest
-    /// one by one. Names and labels are most of what an answer writes.
+    /// (each test is true of a word exactly when one of its bytes is such a byte), the last
+    /// word ending at the last byte; text shorter than a word is checked as one, padded.
+    /// Names and labels are most of what an answer writes.
     static func needsNoEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let start = bytes.baseAddress else { return true }
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
+        if bytes.count < 8 { return noEscapeIn(Self.word(start, bytes.count)) }
         var at = 0
         while bytes.count - at >= 8 {
             let word = UInt64(littleEndian: UnsafeRawPointer(start + at).loadUnaligned(as: UInt64.self))
-            let below20 = (word &- ones &* 0x20) & ~word & highs  // a byte < 0x20
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            let zero = ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs  // a byte equal
-            if below20 | zero != 0 { return false }
+            if !noEscapeIn(word) { return false }
             at += 8
         }
-        while at < bytes.count {
-            let byte = bytes[at]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return false }
-            at += 1
+        // the last word ends at the last byte (some of its bytes checked already)
+        guard at < bytes.count else { return true }
+        let last = UInt64(littleEndian: UnsafeRawPointer(start + bytes.count - 8).loadUnaligned(as: UInt64.self))
+        return noEscapeIn(last)
+    }
+
+    /// The `count` (below 8) bytes at `start` as one word, read without touching a byte past
+    /// them (two loads that may overlap), the rest of the word an 'A', which needs no escape.
+    /// (Copying them into a word in memory and loading that stalled on the copy.)
+    @inline(__always) static func word(_ start: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
+        let raw = UnsafeRawPointer(start)
+        let padding: UInt64 = 0x4141_4141_4141_4141
+        if count >= 4 {
+            let low = UInt64(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+            let high = UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)))
+            return low | high << 32
         }
-        return true
+        guard count > 0 else { return padding }
+        let first = UInt64(start[0]), middle = UInt64(start[count / 2]), last = UInt64(start[count - 1])
+        return padding << 24 | first | middle << 8 | last << 16
+    }
+
+    /// No byte of `word` is below 0x20, a quote or a backslash.
+    @inline(__always) static func noEscapeIn(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let below20 = (word &- ones &* 0x20) & ~word & highs  // a byte < 0x20
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let zero = ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs  // a byte equal
+        return below20 | zero == 0
     }
 
     /// An instant as the shared encoder's date strategy writes it (WireTime.format, quoted).

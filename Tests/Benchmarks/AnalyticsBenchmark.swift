@@ -135,6 +135,7 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         ]
         for method in ["analytics.fuel.stats", "analytics.suggest"] {
             var samples: [Double] = []
+            var replyBytes = 0
             let queries = queryCount
             samples.reserveCapacity(queries)
             for i in 0..<(queries + queries / 10) {
@@ -153,14 +154,17 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
                 let reply = try WireCoding.decode(Reply.self, from: frame)
                 if let error = reply.error { throw error }
                 guard reply.ok, reply.result != nil else { throw ServiceError(.internal, "\(method) answered without a result") }
-                if i >= queries / 10 { samples.append(seconds(elapsed) * 1000) }  // the first tenth warms up
+                if i >= queries / 10 {  // the first tenth warms up
+                    samples.append(seconds(elapsed) * 1000)
+                    replyBytes += frame.count
+                }
             }
             samples.sort()
             figures.p99[method] = samples[samples.count * 99 / 100]
             results.append([
                 "\(size)", method, "\(samples.count)", ms(samples[samples.count / 2]),
                 ms(samples[samples.count * 99 / 100]),
-                "",
+                "answers of \(replyBytes / max(1, samples.count)) bytes on average",
             ])
         }
         return (results, figures)

@@ -101,9 +101,10 @@ import Wire
         var random = SplitMix(seed: 23)
         var texts = (0..<0x80).map { String(Character(Unicode.Scalar(UInt8($0)))) }
         texts += texts.map { "a\($0)b" }
-        // each ASCII character at every place of texts one to three words long (the check
-        // for escapes reads eight bytes at a time), among plain and non-ASCII neighbours
-        for length in [7, 8, 9, 15, 16, 17, 23, 24] {
+        // each ASCII character at every place of texts up to three words long (the check
+        // for escapes reads eight bytes at a time, a shorter text as one padded word, and the
+        // copy moves up to sixteen bytes as two words), among plain and non-ASCII neighbours
+        for length in 1...24 {
             for place in 0..<length {
                 for code in [0x00, 0x08, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x5B, 0x5C, 0x5D, 0x7F] {
                     var bytes = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }

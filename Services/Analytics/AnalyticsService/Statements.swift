@@ -31,7 +31,7 @@ extension DatabaseValueConvertible where Self: StatementColumnConvertible {
 /// of boxed values per row (then binding it value by value through GRDB's generic path)
 /// cost more than SQLite's own work (docs/performance.md, "The replay, a later round"). The SQL is still
 /// fixed text with bound parameters; one `Bound` is used by one batch on the writer's
-/// connection, never shared.
+/// connection, or by one query on a reader's (`SuggestQueries.suggest`), never shared.
 struct Bound {
     let statement: Statement
     private var handle: OpaquePointer { statement.sqliteStatement }

@@ -429,14 +429,14 @@ enum SuggestQueries {
         var rowBaits: [Int] = []
         var rowRanges: [Range<Int>] = []
         var stored: [UInt8] = []
-        let rows = try Row.fetchCursor(
-            db.cachedStatement(
-                sql: """
-                    SELECT bait, counts FROM catchTally WHERE userId = ?1 AND species = ?2 AND (?3 IS NULL OR water = ?3)
-                    """),
-            arguments: [userId, species ?? CatchProjection.any, body.water?.rawValue])
-        while let row = try rows.next() {
-            let bait: String = row[0]
+        let select = try Bound(
+            db, "SELECT bait, counts FROM catchTally WHERE userId = ?1 AND species = ?2 AND (?3 IS NULL OR water = ?3)")
+        select.bind(1, userId)
+        select.bind(2, species ?? CatchProjection.any)
+        select.bind(3, body.water?.rawValue)
+        stored.reserveCapacity(4_096)
+        try select.each { row in
+            let bait = row.string(0)
             let index: Int
             if let known = baitOfName[bait] {
                 index = known
@@ -446,13 +446,20 @@ enum SuggestQueries {
                 gathered.append(bait)
             }
             let start = stored.count
-            try row.withUnsafeData(atIndex: 1) { data in
-                if let data { data.withUnsafeBytes { stored.append(contentsOf: $0) } }
-            }
+            stored.append(contentsOf: row.blob(1))
             rowBaits.append(index)
             rowRanges.append(start..<stored.count)
         }
-        let tallies = try TallyCounts.merged(stored, rows: rowRanges, baits: rowBaits, baitCount: gathered.count)
+        // Baits are ranked by how many catches they hold, then by name: each is given its
+        // place in name order before the merge, so that a tie goes to the bait seen first
+        // and no names are compared while ranking (a bucket's top baits are picked in one
+        // pass over its counts).
+        let byName = gathered.indices.sorted { gathered[$0] < gathered[$1] }
+        var rank = [Int](repeating: 0, count: gathered.count)
+        for (place, bait) in byName.enumerated() { rank[bait] = place }
+        let baitNames = byName.map { gathered[$0] }  // (a constant: the functions below capture it without a box)
+        let tallies = try TallyCounts.merged(
+            stored, rows: rowRanges, baits: rowBaits.map { rank[$0] }, baitCount: baitNames.count)
         let statuses = tallies.buckets(of: TallyCounts.statusCode)
 
         func total(_ status: String) -> Int {
@@ -463,43 +470,32 @@ enum SuggestQueries {
         let unavailable = total("unavailable")
         let catches = ready + pending + unavailable
 
-        // (a constant from here on: the functions below capture it without a box)
-        let baitNames = gathered
-        // Each bait's place in name order, for ties: baits are ranked by how many catches
-        // they hold, then by name, and comparing those places costs less than comparing text
-        // for every pair a sort looks at.
-        let nameRank = baitNames.indices.sorted(by: { baitNames[$0] < baitNames[$1] }).enumerated()
-            .reduce(into: [Int](repeating: 0, count: baitNames.count)) { ranks, ranked in
-                ranks[ranked.element] = ranked.offset
-            }
-        /// The first `limit` baits of `perBait` (counts by bait index), most caught first
-        /// (ties: by name), each with its share of `perBait`'s sum. Picked in one pass, as
-        /// sorting every bait and taking the first would (a bucket lists 3).
+        /// The first `limit` baits of `perBait` (counts by bait, in name order), most caught
+        /// first (ties: by name), each with its share of `perBait`'s sum. Picked in one pass,
+        /// as sorting every bait and taking the first would (a bucket lists 3).
         func topBaits(_ perBait: ArraySlice<Int>, limit: Int) -> [BaitCount] {
             guard limit > 0 else { return [] }
-            return withUnsafeTemporaryAllocation(of: Int.self, capacity: limit) { top in
-                var picked = 0
-                var sum = 0
-                let first = perBait.startIndex  // (bait i's count is perBait[first + i])
-                for bait in 0..<perBait.count where perBait[first + bait] > 0 {
-                    let n = perBait[first + bait]
-                    sum += n
-                    func before(_ other: Int) -> Bool {
-                        let m = perBait[first + other]
-                        return n > m || (n == m && nameRank[bait] < nameRank[other])
+            return perBait.withUnsafeBufferPointer { counts in
+                withUnsafeTemporaryAllocation(of: Int.self, capacity: limit) { top in
+                    var picked = 0
+                    var sum = 0
+                    for bait in counts.indices where counts[bait] > 0 {
+                        let n = counts[bait]
+                        sum += n
+                        // (a later bait is after every one picked by name: it goes before one only with more catches)
+                        guard picked < limit || n > counts[top[picked - 1]] else { continue }
+                        var at = min(picked, limit - 1)  // (the last one drops out when all are picked)
+                        while at > 0, n > counts[top[at - 1]] {
+                            top[at] = top[at - 1]
+                            at -= 1
+                        }
+                        top[at] = bait
+                        picked = min(picked + 1, limit)
                     }
-                    guard picked < limit || before(top[picked - 1]) else { continue }
-                    var at = min(picked, limit - 1)  // (the last one drops out when all are picked)
-                    while at > 0, before(top[at - 1]) {
-                        top[at] = top[at - 1]
-                        at -= 1
+                    return (0..<picked).map {
+                        let n = counts[top[$0]]
+                        return BaitCount(bait: baitNames[top[$0]], count: n, share: share(n, sum))
                     }
-                    top[at] = bait
-                    picked = min(picked + 1, limit)
-                }
-                return (0..<picked).map {
-                    let n = perBait[first + top[$0]]
-                    return BaitCount(bait: baitNames[top[$0]], count: n, share: share(n, sum))
                 }
             }
         }
@@ -508,7 +504,12 @@ enum SuggestQueries {
             for (bait, n) in tallies.baits(status).enumerated() { allBaits[bait] += n }
         }
 
-        let conditions = CatchProjection.dimensions.indices.map { i -> ConditionSuggestion in
+        var conditions: [ConditionSuggestion] = []
+        conditions.reserveCapacity(CatchProjection.dimensions.count)
+        // (most conditions have a value for every ready catch, so one basis serves them)
+        let readyBasis = basis(ready)
+        var lastBasis = (n: ready, text: readyBasis)
+        for i in CatchProjection.dimensions.indices {
             let (key, label) = CatchProjection.dimensions[i]
             let code = CatchProjection.dimensionCodes[i]
             // Buckets are told apart as Swift compares text (canonically equivalent spellings
@@ -549,16 +550,18 @@ enum SuggestQueries {
                 }
             }
             list.sort { ($0.count, $1.bucket) > ($1.count, $0.bucket) }
-            return ConditionSuggestion(
-                condition: key, label: label, catches: withData, best: list.first, buckets: list,
-                confidence: confidence(withData), basis: basis(withData))
+            if lastBasis.n != withData { lastBasis = (withData, basis(withData)) }
+            conditions.append(
+                ConditionSuggestion(
+                    condition: key, label: label, catches: withData, best: list.first, buckets: list,
+                    confidence: confidence(withData), basis: lastBasis.text))
         }
         var notes: [String] = []
         if pending > 0 { notes.append("\(pending) still waiting for weather conditions") }
         if unavailable > 0 { notes.append("\(unavailable) without conditions (unavailable)") }
         return Suggestions(
             species: species, water: body.water, catches: catches, ready: ready, pending: pending,
-            unavailable: unavailable, confidence: confidence(ready), basis: basis(ready),
+            unavailable: unavailable, confidence: confidence(ready), basis: readyBasis,
             note: notes.isEmpty ? nil : "not counted: " + notes.joined(separator: "; "), conditions: conditions,
             baits: topBaits(allBaits[...], limit: 10))
     }

@@ -65,7 +65,12 @@ enum TallyCounts {
             return (code, bucket, n, start)
         }
 
-        private mutating func varint() throws -> Int {
+        @inline(__always) private mutating func varint() throws -> Int {
+            // (nearly every length and count is below 128: one byte)
+            if offset < bytes.count, bytes[offset] < 0x80 {
+                offset += 1
+                return Int(bytes[offset - 1])
+            }
             var value = 0
             var shift = 0
             while true {
@@ -124,38 +129,138 @@ enum TallyCounts {
     /// bucket is read as text once, however many rows hold it. (Hashing every entry's text
     /// into nested maps cost more than the rest of a suggestion; taking the smallest of
     /// every row's next entry, as a k-way merge does, compared each bucket with every row
-    /// twice: docs/performance.md, "A suggestion's size".)
+    /// twice: docs/performance.md, "A suggestion's size".) The entries are most of a large
+    /// answer's work, so each is counted in memory the merge owns (`Gathering`), without an
+    /// array's checks.
     static func merged(_ stored: [UInt8], rows: [Range<Int>], baits: [Int], baitCount: Int) throws -> Merged {
         try stored.withUnsafeBytes { all in
-            var merged = Merged(baitCount: baitCount)
-            var keys: [UnsafeRawBufferPointer] = []  // each bucket's bytes, in `stored`
+            var gathering = Gathering(baitCount: baitCount)
             for (row, range) in rows.enumerated() {
+                let bait = baits[row]
                 var reader = Reader(UnsafeRawBufferPointer(rebasing: all[range]))
-                var at = 0  // every bucket before this sorts before the row's next entry
+                var at = 0  // (in sorted order) every bucket before this sorts before the row's next entry
                 while !reader.atEnd {
                     let entry = try reader.next()
-                    var order = 1
-                    while at < keys.count {
-                        let code = merged.codes[at]
-                        order = code != entry.code ? Int(code) - Int(entry.code) : compare(keys[at], entry.bucket)
-                        if order >= 0 { break }
+                    var slot = -1
+                    while at < gathering.count {
+                        let candidate = Int(gathering.order[at])
+                        let code = gathering.codes[candidate]
+                        if code == entry.code, same(gathering.keys[candidate], entry.bucket) {
+                            slot = candidate
+                            break
+                        }
+                        let order =
+                            code != entry.code
+                            ? Int(code) - Int(entry.code) : compare(gathering.keys[candidate], entry.bucket)
+                        if order > 0 { break }
                         at += 1
                     }
-                    if order != 0 {
-                        keys.insert(entry.bucket, at: at)
-                        merged.codes.insert(entry.code, at: at)
-                        merged.names.insert(String(decoding: entry.bucket, as: UTF8.self), at: at)
-                        merged.ascii.insert(entry.bucket.allSatisfy { $0 < 0x80 }, at: at)
-                        merged.totals.insert(0, at: at)
-                        merged.perBait.insert(contentsOf: repeatElement(0, count: baitCount), at: at * baitCount)
-                    }
-                    merged.totals[at] += entry.n
-                    merged.perBait[at * baitCount + baits[row]] += entry.n
+                    if slot < 0 { slot = gathering.add(entry.code, entry.bucket, at: at) }
+                    gathering.totals[slot] += entry.n
+                    gathering.perBait[slot * baitCount + bait] += entry.n
                     at += 1
                 }
             }
+            return gathering.merged()
+        }
+    }
+
+    /// The buckets a merge has gathered: each in a slot (in the order first seen), with its
+    /// code, its bytes (in the rows' bytes), its total and its counts by bait; `order` lists
+    /// the slots sorted as the entries are. Grown by doubling.
+    private struct Gathering: ~Copyable {
+        let baitCount: Int
+        var count = 0
+        var capacity = 64  // (about every bucket of a user's catches: the weather-fetcher's bands)
+        var order: UnsafeMutablePointer<Int32>
+        var codes: UnsafeMutablePointer<UInt8>
+        var keys: UnsafeMutablePointer<UnsafeRawBufferPointer>
+        var totals: UnsafeMutablePointer<Int>
+        var perBait: UnsafeMutablePointer<Int>
+
+        init(baitCount: Int) {
+            self.baitCount = baitCount
+            order = .allocate(capacity: capacity)
+            codes = .allocate(capacity: capacity)
+            keys = .allocate(capacity: capacity)
+            totals = .allocate(capacity: capacity)
+            perBait = .allocate(capacity: capacity * baitCount)
+        }
+
+        deinit {
+            order.deallocate()
+            codes.deallocate()
+            keys.deallocate()
+            totals.deallocate()
+            perBait.deallocate()
+        }
+
+        /// A new bucket at place `at` of the sorted order, counted zero so far: its slot.
+        mutating func add(_ code: UInt8, _ key: UnsafeRawBufferPointer, at: Int) -> Int {
+            if count == capacity { grow() }
+            let slot = count
+            (order + at + 1).moveInitialize(from: order + at, count: count - at)  // (the regions overlap)
+            order[at] = Int32(slot)
+            codes[slot] = code
+            keys[slot] = key
+            totals[slot] = 0
+            (perBait + slot * baitCount).initialize(repeating: 0, count: baitCount)
+            count += 1
+            return slot
+        }
+
+        private mutating func grow() {
+            func moved<T>(_ old: UnsafeMutablePointer<T>, _ count: Int, _ capacity: Int) -> UnsafeMutablePointer<T> {
+                let new = UnsafeMutablePointer<T>.allocate(capacity: capacity)
+                new.moveInitialize(from: old, count: count)
+                old.deallocate()
+                return new
+            }
+            let larger = capacity * 2
+            order = moved(order, count, larger)
+            codes = moved(codes, count, larger)
+            keys = moved(keys, count, larger)
+            totals = moved(totals, count, larger)
+            perBait = moved(perBait, count * baitCount, larger * baitCount)
+            capacity = larger
+        }
+
+        /// The buckets in sorted order.
+        func merged() -> Merged {
+            var merged = Merged(baitCount: baitCount)
+            merged.codes.reserveCapacity(count)
+            merged.names.reserveCapacity(count)
+            merged.ascii.reserveCapacity(count)
+            merged.totals.reserveCapacity(count)
+            merged.perBait.reserveCapacity(count * baitCount)
+            for at in 0..<count {
+                let slot = Int(order[at])
+                merged.codes.append(codes[slot])
+                merged.names.append(String(decoding: keys[slot], as: UTF8.self))
+                merged.ascii.append(keys[slot].allSatisfy { $0 < 0x80 })
+                merged.totals.append(totals[slot])
+                merged.perBait.append(
+                    contentsOf: UnsafeBufferPointer(start: perBait + slot * baitCount, count: baitCount))
+            }
             return merged
         }
+    }
+
+    /// The same bytes (most buckets are 8 to 16 bytes long: compared a word at a time).
+    @inline(__always) static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        let count = a.count
+        guard count == b.count else { return false }
+        guard count > 0, let pa = a.baseAddress, let pb = b.baseAddress else { return true }
+        guard count >= 8 else { return memcmp(pa, pb, count) == 0 }
+        var at = 0
+        while count - at > 8 {
+            let wordA = pa.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+            if wordA != pb.loadUnaligned(fromByteOffset: at, as: UInt64.self) { return false }
+            at += 8
+        }
+        // the last word ends at the last byte (some of its bytes compared already)
+        return pa.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            == pb.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
     }
 
     /// The stored bytes of `entries` (any order; zero counts left out; a code and bucket
