@@ -221,7 +221,8 @@ public struct JSONOutput: ~Copyable {
 
     /// The `count` (below 8) bytes at `start` as one word, read without touching a byte past
     /// them (two loads that may overlap), the rest of the word an 'A', which needs no escape.
-    /// (Copying them into a word in memory and loading that stalled on the copy.)
+    /// (Copying them into a word in memory and loading that stalled on the copy:
+    /// docs/performance.md, "What grows with a suggestion".)
     @inline(__always) static func word(_ start: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
         let raw = UnsafeRawPointer(start)
         let padding: UInt64 = 0x4141_4141_4141_4141

@@ -129,9 +129,9 @@ enum TallyCounts {
     /// bucket is read as text once, however many rows hold it. (Hashing every entry's text
     /// into nested maps cost more than the rest of a suggestion; taking the smallest of
     /// every row's next entry, as a k-way merge does, compared each bucket with every row
-    /// twice: docs/performance.md, "A suggestion's size".) The entries are most of a large
-    /// answer's work, so each is counted in memory the merge owns (`Gathering`), without an
-    /// array's checks.
+    /// twice: docs/performance.md, "A suggestion's size".) The entries are most of what a
+    /// large answer adds, so each is counted in memory the merge owns (`Gathering`), without
+    /// an array's checks ("What grows with a suggestion").
     static func merged(_ stored: [UInt8], rows: [Range<Int>], baits: [Int], baitCount: Int) throws -> Merged {
         try stored.withUnsafeBytes { all in
             var gathering = Gathering(baitCount: baitCount)
