@@ -29,19 +29,20 @@ extension WireEnum {
 public enum DistanceUnit: String, WireEnum {
     case mi, km
 
-    /// Kilometres in one unit.
-    public var kilometres: Decimal { self == .mi ? Decimal(string: "1.609344")! : 1 }
+    /// Millionths of a kilometre in one unit, exactly (a mile is 1.609344 km).
+    public var kilometreMillionths: Int64 { self == .mi ? 1_609_344 : 1_000_000 }
 }
 
 public enum VolumeUnit: String, WireEnum {
     case gal, l, ukgal
 
-    /// Litres in one unit.
-    public var litres: Decimal {
+    /// Billionths of a litre in one unit, exactly (a US gallon is 3.785411784 L, an imperial
+    /// one 4.54609 L).
+    public var litreBillionths: Int64 {
         switch self {
-        case .gal: Decimal(string: "3.785411784")!
-        case .l: 1
-        case .ukgal: Decimal(string: "4.54609")!
+        case .gal: 3_785_411_784
+        case .l: 1_000_000_000
+        case .ukgal: 4_546_090_000
         }
     }
 }

@@ -463,4 +463,102 @@ func dec(_ text: String) -> Decimal { Decimal(string: text)! }
         let left = try await garage.harness.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM fill") }
         #expect(left == 0)
     }
+
+    /// The economy, cost and price figures worked out in integers (`EconomyUnits.value`,
+    /// `Decimal.rounded2`, `Decimal.thousandths`) are the values, and the text, that dividing
+    /// Decimals and rounding gave: the code before, kept here as the reference, over random
+    /// and edge-case distances, volumes and amounts in every unit.
+    @Test func figuresInIntegersAreTheDecimalQuotients() throws {
+        let kilometres: [DistanceUnit: Decimal] = [.km: 1, .mi: dec("1.609344")]
+        let litres: [VolumeUnit: Decimal] = [.l: 1, .gal: dec("3.785411784"), .ukgal: dec("4.54609")]
+        func reference(_ units: EconomyUnits, _ distance: Int64, _ volume: Int64, _ du: DistanceUnit, _ vu: VolumeUnit)
+            -> Decimal?
+        {
+            guard distance > 0, volume > 0 else { return nil }
+            let km = Decimal(distance) * kilometres[du]!
+            let l = Decimal(volume) * litres[vu]!
+            let result: Decimal =
+                switch units {
+                case .kmPerLitre: km / l
+                case .litresPer100km: 100 * l / km
+                case .mpgUS: (km / kilometres[.mi]!) / (l / litres[.gal]!)
+                case .mpgUK: (km / kilometres[.mi]!) / (l / litres[.ukgal]!)
+                }
+            return result.rounded(2)
+        }
+        // the units' integers are the decimals they stand for
+        for (unit, value) in kilometres { #expect(Decimal(unit.kilometreMillionths) / 1_000_000 == value) }
+        for (unit, value) in litres { #expect(Decimal(unit.litreBillionths) / 1_000_000_000 == value) }
+
+        var random = SplitMix(seed: 31)
+        func amount() -> Int64 {
+            switch random.next(below: 4) {
+            case 0: Int64(random.next(below: 20)) - 2  // zero, negative and tiny
+            case 1: Int64(random.next(below: 1_000_000))  // a tank's thousandths
+            default: Int64(random.next(below: 2_000_000_000))  // years of driving
+            }
+        }
+        var wrong: [String] = []
+        var compared = 0
+        for _ in 0..<4_000 {
+            let distance = amount(), volume = amount()
+            for units in EconomyUnits.allCases {
+                for du in [DistanceUnit.km, .mi] {
+                    for vu in [VolumeUnit.l, .gal, .ukgal] {
+                        let mine = units.value(distance: distance, volume: volume, du, vu)
+                        let theirs = reference(units, distance, volume, du, vu)
+                        compared += 1
+                        if mine != theirs || mine?.description != theirs?.description {
+                            let text = "\(String(describing: mine)) vs \(String(describing: theirs))"
+                            wrong.append("\(units) \(distance) \(du) / \(volume) \(vu): \(text)")
+                        }
+                    }
+                }
+            }
+            // a price per unit, a cost per distance (any sign), and thousandths
+            let total = amount() - Int64(random.next(below: 2)) * 1_000_000
+            if volume > 0 {
+                let mine = Decimal.rounded2(Int128(total) * 1000, over: Int128(volume))
+                let theirs = (Decimal(total) * 1000 / Decimal(volume)).rounded(2)
+                if mine != theirs || mine.description != theirs.description {
+                    wrong.append("price \(total)/\(volume): \(mine) vs \(theirs)")
+                }
+            }
+            if distance > 0 {
+                let mine = Decimal.rounded2(Int128(total) * 1000 * 1_609_344, over: Int128(distance) * 1_000_000)
+                let theirs = (Decimal(total) * 1000 / Decimal(distance) * dec("1.609344")).rounded(2)
+                if mine != theirs || mine.description != theirs.description {
+                    wrong.append("cost \(total)/\(distance): \(mine) vs \(theirs)")
+                }
+            }
+            let mine = Decimal.thousandths(total), theirs = Decimal(total) / 1000
+            if mine != theirs || mine.description != theirs.description {
+                wrong.append("thousandths \(total): \(mine) vs \(theirs)")
+            }
+        }
+        #expect(compared == 4_000 * 24)
+        #expect(wrong.isEmpty, "\(wrong.count) differ, e.g. \(wrong.prefix(5))")
+
+        // Past what a Decimal quotient holds exactly (its divisions round), the figures are
+        // still the exact quotient rounded once, as worked out with exact fractions; no
+        // Int64 overflows the integers.
+        let most = Int64.max
+        #expect(EconomyUnits.mpgUS.value(distance: most, volume: 17, .mi, .l) == dec("2053780070383891213.91"))
+        #expect(EconomyUnits.mpgUK.value(distance: most, volume: 17, .mi, .l) == dec("2466487022530889867.56"))
+        #expect(EconomyUnits.kmPerLitre.value(distance: most, volume: 1, .km, .ukgal) == dec("2028858213729771255.52"))
+        #expect(EconomyUnits.litresPer100km.value(distance: 1, volume: most, .km, .l) == dec("922337203685477580700"))
+        #expect(
+            EconomyUnits.litresPer100km.value(distance: 3, volume: most, .mi, .gal) == dec("723157203525704689540.08"))
+        for units in EconomyUnits.allCases {
+            for du in [DistanceUnit.km, .mi] {
+                for vu in [VolumeUnit.l, .gal, .ukgal] {
+                    for (d, v) in [(most, most), (most, 1), (1, most)] {
+                        #expect(units.value(distance: d, volume: v, du, vu) != nil)
+                    }
+                }
+            }
+        }
+        #expect(
+            Decimal.rounded2(Int128(Int64.min) * 1000 * 1_609_344, over: 1) == dec("-14843578447280012317949952000"))
+    }
 }
