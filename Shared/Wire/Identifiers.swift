@@ -222,7 +222,8 @@ public enum WireTime {
             var at = 19
             var ms: Int64 = 0
             if b[at] == UInt8(ascii: ".") {
-                guard let fraction = number(at + 1, 3) else { return nil }
+                // three digits, and a zone after them within the text
+                guard at + 4 < n, let fraction = number(at + 1, 3) else { return nil }
                 ms = fraction
                 at += 4
             }

@@ -98,6 +98,35 @@ import TestSupport
         }
         #expect(fast > 1_500, "most of the generated texts are read from their digits")
     }
+
+    /// The fast path reads only the text's own bytes: every form cut short at every length,
+    /// and with a separator put at every place, reads as Foundation reads it (a debug build
+    /// traps on a read past the end; CI's fuzzing found "2024-05-20T14:40:00.", whose
+    /// fraction was read from the three bytes after it).
+    @Test("a time cut short, or with a separator anywhere, never reads past its end")
+    func cutShortTimesReadNothingPastTheirEnd() {
+        let forms = [
+            "2024-05-20T14:40:00Z", "2024-05-20T14:40:00.123Z", "2024-05-20T14:40:00+05:30",
+            "2024-05-20T14:40:00.123-05:30",
+        ]
+        var texts: [String] = []
+        for form in forms {
+            let bytes = Array(form.utf8)
+            for length in 0...bytes.count { texts.append(String(decoding: bytes[..<length], as: UTF8.self)) }
+            for place in bytes.indices {
+                for separator in ".Z+-:T" {
+                    var changed = bytes
+                    changed[place] = UInt8(ascii: separator.unicodeScalars.first!)
+                    texts.append(String(decoding: changed, as: UTF8.self))
+                    texts.append(String(decoding: changed[..<(place + 1)], as: UTF8.self))
+                }
+            }
+        }
+        for text in texts {
+            #expect(WireTime.parse(text)?.ms == Self.foundationParse(text)?.ms, "\(text)")
+        }
+        #expect(texts.count > 700)
+    }
 }
 
 @Suite struct TimeValueTests {
