@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-60}"
 corpus=Tests/Fuzz/corpus
 crashes=Tests/Fuzz/crashes
-mkdir -p "$crashes"
+mkdir -p "$crashes" .build  # (the build logs go there, before any build has made it)
 
 if [[ "$seconds" != 0 ]]; then
     if ! swift build --product logbook-fuzz --scratch-path .build/fuzz \
