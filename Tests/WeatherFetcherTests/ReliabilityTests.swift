@@ -219,6 +219,64 @@ import Wire
         #expect(left == 0)
     }
 
+    /// docs/protocol.md: "When an account is deleted, every producer redacts that user's past
+    /// events". The conditions this service published for a deleted user's catches held where
+    /// and when the user fished, under the user's id.
+    @Test func aDeletedUsersPublishedConditionsAreRedacted() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1"), harness.catchEvent(id: "c2", user: "u2")])
+        try await service.running {
+            try await service.settled("c1")
+            try await service.settled("c2", user: "u2")
+        }
+        let before = try await service.published()
+        #expect(Set(before.compactMap(\.userId)) == ["u1", "u2"])
+        try await service.applyAuth([
+            Event(seq: 1, type: "user.deleted", userId: "u2", at: Date(), data: ["userId": "u2"])
+        ])
+        let after = try await service.published()
+        #expect(after.map(\.seq) == before.map(\.seq), "the stream keeps its sequence numbers")
+        let kept = after.filter { $0.userId == "u1" }
+        #expect(kept.map(\.type) == ["conditions.ready"])
+        #expect(kept.first?.data["catchId"] == "c1")
+        let redacted = after.filter { $0.type == Outbox.redactedType }
+        #expect(redacted.count == before.filter { $0.userId == "u2" }.count)
+        #expect(redacted.allSatisfy { $0.userId == nil && $0.data == [:] }, "not even whose they were")
+        #expect(!after.contains { $0.userId == "u2" || $0.data["catchId"] == "c2" })
+    }
+
+    /// A database from before the redaction holds a deleted user's conditions and a checkpoint
+    /// past auth's `user.deleted`: the migration has the stream read again, and the deletion,
+    /// applied once more, redacts them.
+    @Test func conditionsLeftByAnEarlierDeletionAreRedactedOnUpgrade() async throws {
+        let harness = try Harness()
+        do {
+            let service = try harness.makeService()
+            try await service.applyRecords([harness.catchEvent(id: "c2", user: "u2")])
+            try await service.running { try await service.settled("c2", user: "u2") }
+            // as the version before left it: the job purged, the event kept, auth read up to 7
+            try await service.host.database.write { db in
+                try db.execute(sql: "DELETE FROM fetchJob WHERE userId = 'u2'")
+                try db.execute(sql: "INSERT OR REPLACE INTO eventCheckpoint (producer, seq) VALUES ('auth', 7)")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'weather.v3-redactDeleted'")
+            }
+            #expect(try await service.published().map(\.userId) == ["u2"])
+        }
+        let upgraded = try harness.makeService()
+        let checkpoint = try await upgraded.host.database.read {
+            try Int64.fetchOne($0, sql: "SELECT seq FROM eventCheckpoint WHERE producer = 'auth'")
+        }
+        #expect(checkpoint == nil, "auth's stream is read again from the start")
+        try await upgraded.applyAuth([
+            Event(seq: 1, type: "session.revoked", userId: "u2", at: Date(), data: ["userId": "u2"]),
+            Event(seq: 2, type: "user.deleted", userId: "u2", at: Date(), data: ["userId": "u2"]),
+        ])
+        let after = try await upgraded.published()
+        #expect(after.map(\.type) == [Outbox.redactedType])
+        #expect(after.allSatisfy { $0.userId == nil && $0.data == [:] })
+    }
+
     @Test func anotherUsersCatchIsNotFound() async throws {
         let harness = try Harness()
         let service = try harness.makeService()

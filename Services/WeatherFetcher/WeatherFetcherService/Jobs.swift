@@ -99,6 +99,16 @@ enum Jobs {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("weather.v3-redactDeleted") { db in
+            // Until this version `user.deleted` left the conditions published for the user's
+            // catches in the outbox, under the user's id. Auth keeps its `user.deleted` events,
+            // so reading auth's stream again from the start applies each past deletion once
+            // more: its jobs are gone already, and its events are redacted (`purge`). On a new
+            // database the shared tables come after this (ServiceDatabase.open): no checkpoint yet.
+            if try db.tableExists("eventCheckpoint") {
+                try db.execute(sql: "DELETE FROM eventCheckpoint WHERE producer = 'auth'")
+            }
+        }
         return migrator
     }()
 
@@ -156,10 +166,13 @@ enum Jobs {
         try db.execute(sql: "DELETE FROM fetchJob WHERE catchId = ?", arguments: [catchId])
     }
 
-    /// A deleted account: every job and result of that user goes.
+    /// A deleted account: every job and result of that user goes, and the conditions
+    /// published for their catches (where and when they fished, under their id) are blanked,
+    /// as every producer blanks them (`Outbox.redact`, docs/protocol.md "Events").
     static func purge(_ db: Database, userId: String) throws {
         try db.execute(sql: "DELETE FROM fetchJob WHERE userId = ?", arguments: [userId])
         try Idempotency.purge(db, principal: userId)
+        try Outbox.redact(db, userId: userId)
     }
 
     // MARK: The job runner
