@@ -2,7 +2,9 @@
 // on the hot path: validated tokens are cached (by their SHA-256, never in clear) for a
 // short time-to-live, and auth's `session.revoked` / `user.deleted` events evict them at
 // once. Auth heartbeats every 200 ms, so a lost revocation is noticed and replayed within
-// that; a logout is therefore refused everywhere well within one second.
+// that; a logout is therefore refused everywhere well within one second. An answer from
+// auth that an eviction overtook while it was on its way is used for its request and not
+// kept: it may be about a session revoked meanwhile (`resolve`).
 import Foundation
 import Logging
 import Storage
@@ -15,10 +17,17 @@ public final class SessionCache: SessionResolver, EventSink, Sendable {
         var expires: ContinuousClock.Instant
     }
 
+    /// The validated tokens, and how many evictions there have been: an answer from auth
+    /// is kept only if none came while it was asked for.
+    struct State {
+        var entries: [String: Entry] = [:]
+        var evictions = 0
+    }
+
     let auth: any Transport
     let ttl: Duration
     let capacity: Int
-    private let entries = Mutex<[String: Entry]>([:])
+    private let state = Mutex(State())
 
     /// - Parameters:
     ///   - auth: how to reach the auth service (`auth.whoami` validates a token).
@@ -33,7 +42,8 @@ public final class SessionCache: SessionResolver, EventSink, Sendable {
     public func resolve(token: String) async throws -> Principal {
         let key = Crypto.sha256Hex(token)
         let now = ContinuousClock().now
-        if let cached = entries.withLock({ $0[key] }), cached.expires > now {
+        let (cached, evictions) = state.withLock { ($0.entries[key], $0.evictions) }
+        if let cached, cached.expires > now {
             return cached.principal
         }
         let principal: Principal
@@ -43,9 +53,13 @@ public final class SessionCache: SessionResolver, EventSink, Sendable {
         } catch let error as ServiceError where error.code == .unavailable || error.code == .deadlineExceeded {
             throw ServiceError(.unavailable, "cannot check the session: the auth service is not answering")
         }
-        entries.withLock {
-            if $0.count >= capacity { $0.removeAll() }
-            $0[key] = Entry(principal: principal, expires: now + ttl)
+        state.withLock {
+            // An eviction while auth was asked may be this session's logout, applied after
+            // auth answered and before the answer got here: kept, it would outlive the
+            // logout by the whole time-to-live.
+            guard $0.evictions == evictions else { return }
+            if $0.entries.count >= capacity { $0.entries.removeAll() }
+            $0.entries[key] = Entry(principal: principal, expires: now + ttl)
         }
         return principal
     }
@@ -60,21 +74,28 @@ public final class SessionCache: SessionResolver, EventSink, Sendable {
             case AuthEvents.sessionRevoked:
                 let revoked = try event.decode(AuthEvents.SessionRevoked.self)
                 let ids = Set(revoked.sessionIds)
-                entries.withLock { $0 = $0.filter { !ids.contains($0.value.principal.sessionId) } }
+                evict { ids.contains($0.sessionId) }
             case AuthEvents.userDeleted:
                 let deleted = try event.decode(AuthEvents.UserDeleted.self)
-                entries.withLock { $0 = $0.filter { $0.value.principal.userId != deleted.userId } }
+                evict { $0.userId == deleted.userId }
             case AuthEvents.userShardChanged:
                 // the cached principal names the old shard (a `logbook shard move`)
                 let changed = try event.decode(AuthEvents.UserShardChanged.self)
-                entries.withLock { $0 = $0.filter { $0.value.principal.userId != changed.userId } }
+                evict { $0.userId == changed.userId }
             case AuthEvents.userSettingsChanged:
                 // the cached principal carries the old time zone: ask auth again next time
                 let changed = try event.decode(AuthEvents.UserSettingsChanged.self)
-                entries.withLock { $0 = $0.filter { $0.value.principal.userId != changed.userId } }
+                evict { $0.userId == changed.userId }
             default:
                 break
             }
+        }
+    }
+
+    private func evict(_ matches: (Principal) -> Bool) {
+        state.withLock {
+            $0.entries = $0.entries.filter { !matches($0.value.principal) }
+            $0.evictions += 1
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Runtime
 import Storage
+import Synchronization
 import Testing
 import Wire
 
@@ -97,5 +98,52 @@ import Wire
             #expect(data.range(of: Data(token.utf8)) == nil)
             #expect(data.range(of: Data(token.dropFirst(4).utf8)) == nil)
         }
+    }
+}
+
+/// Hands the first exchange's reply back only when released, so a test can apply events
+/// between auth's answer and its arrival.
+final class HeldReply: Transport {
+    let inner: any Transport
+    let arrived = AsyncStream<Void>.makeStream()
+    let release = AsyncStream<Void>.makeStream()
+    let calls = Mutex(0)
+
+    init(_ inner: any Transport) { self.inner = inner }
+
+    var service: String { inner.service }
+
+    func exchange(_ frame: Data, id: String, timeout: Duration) async throws -> Data {
+        let reply = try await inner.exchange(frame, id: id, timeout: timeout)
+        let first = calls.withLock {
+            $0 += 1
+            return $0 == 1
+        }
+        if first {
+            arrived.continuation.yield()
+            for await _ in release.stream { break }
+        }
+        return reply
+    }
+}
+
+@Suite struct SessionCacheRaceTests {
+    /// SessionCache: a `session.revoked` applied while auth's "valid" answer for that session
+    /// is on its way must not leave the answer cached for the time-to-live.
+    @Test func aLogoutThatOvertakesWhoamiIsNotOutlivedByTheCache() async throws {
+        let h = try Harness()
+        try await h.register("Alice")
+        let token = try await h.login("Alice")
+        let held = HeldReply(h.transport)
+        let cache = SessionCache(auth: held, ttl: .seconds(300))
+        let before = try await h.events().count
+        let asking = Task { try await cache.resolve(token: token) }
+        for await _ in held.arrived.stream { break }  // auth has said the session is valid …
+        try await h.call("auth.logout", token: token)
+        try await cache.apply(try await h.events(after: before))  // … and the logout is applied first
+        held.release.continuation.yield()
+        #expect(try await asking.value.username == "alice")  // (that request was asked before the logout)
+        await #expect(throws: ServiceError.self) { try await cache.resolve(token: token) }
+        #expect(held.calls.withLock { $0 } == 2, "auth was asked again")
     }
 }
