@@ -132,6 +132,15 @@ struct DurationTests {
             #expect(throws: ServiceError.self, "\(bad)") { try TimeText.duration(bad, field: "d") }
         }
     }
+
+    @Test("hours past what a number of milliseconds holds are refused, not a crash")
+    func hugeDurations() throws {
+        #expect(try TimeText.duration("1000000:00", field: "d") == 3_600_000_000_000)
+        let tooMany = String(repeating: "1000000h", count: 2_600_000)  // 2.6e6 × 3.6e12 ms > Int64.max
+        for bad in ["3000000000000:00", "9223372036854775807:59", "1000001:00", tooMany] {
+            #expect(throws: ServiceError.self, "\(bad.prefix(30))") { try TimeText.duration(bad, field: "d") }
+        }
+    }
 }
 
 @Suite("quantities")
@@ -275,6 +284,26 @@ struct TimeTests {
         #expect(TimeText.local("2026-05-01T18:45:00Z", timeZone: newYork) == "2026-05-01 14:45")
         #expect(TimeText.local("2026-05-01T18:45:07.250Z", timeZone: utc, seconds: true) == "2026-05-01 18:45:07")
         #expect(TimeText.local(nil) == "-")
+    }
+
+    /// Seconds no Duration holds are refused as the command line is read: `shard move` used
+    /// to trap on `--consumers-wait inf` after freezing the user's writes, and stay frozen.
+    @Test func waitsInSecondsAreCheckedBeforeAnythingRuns() throws {
+        let commands: [[String]] = [
+            ["shard", "move", "alice", "2", "--consumers-wait"], ["stack", "up", "--wait"],
+            ["backup", "/tmp/b", "--service-timeout"], ["probe", "analytics", "--wait"], ["whoami", "--timeout"],
+        ]
+        for command in commands {
+            #expect(throws: Never.self, "\(command)") { try Logbook.parseAsRoot(command + ["30"]) }
+            for bad in ["inf", "nan", "1e20", "-1", "100000"] {
+                #expect(throws: (any Error).self, "\(command) \(bad)") { try Logbook.parseAsRoot(command + [bad]) }
+            }
+        }
+        do {
+            _ = try Logbook.parseAsRoot(["shard", "move", "alice", "2", "--consumers-wait", "inf"])
+        } catch {
+            #expect(Logbook.message(for: error) == "--consumers-wait must be between 0 and 86400 seconds (got inf)")
+        }
     }
 
     @Test func negativeNumbersReachTheCommand() throws {

@@ -29,4 +29,14 @@ public struct GlobalOptions: ParsableArguments, Sendable {
 
     /// The timeout as a Duration.
     public var duration: Duration { .milliseconds(Int64((seconds * 1000).rounded())) }
+
+    /// Refuses a number of seconds outside `range` before the command starts: a value no
+    /// Duration of milliseconds holds (`inf`, `nan`, `1e20`) would otherwise stop it where
+    /// the wait begins, part way through (`shard move` after its freeze).
+    public static func checkSeconds(_ value: Double, _ option: String, within range: ClosedRange<Double>) throws {
+        guard range.contains(value) else {
+            throw ValidationError(
+                "\(option) must be between \(Int(range.lowerBound)) and \(Int(range.upperBound)) seconds (got \(value))")
+        }
+    }
 }

@@ -44,6 +44,8 @@ struct BackupCommand: GatewayCommand {
     @Option(help: ArgumentHelp("Seconds one service may take to copy its database.", valueName: "seconds"))
     var serviceTimeout: Double = 600
 
+    func validate() throws { try GlobalOptions.checkSeconds(serviceTimeout, "--service-timeout", within: 1...86_400) }
+
     func execute(_ context: Context) async throws {
         let fileManager = FileManager.default
         let target = URL(fileURLWithPath: directory).standardizedFileURL.path

@@ -40,8 +40,9 @@ public enum TimeText {
         let refuse = ServiceError.invalid(field, "must be a duration like 1h30m, 90m, 45s or 1:30 (got \(text))")
         if trimmed.contains(":") {
             let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false)
+            // (hours capped as each number of the other form is: the product stays far from overflow)
             guard parts.count == 2, let hours = Int64(parts[0]), let minutes = Int64(parts[1]), parts[1].count == 2,
-                hours >= 0, (0..<60).contains(minutes)
+                (0...1_000_000).contains(hours), (0..<60).contains(minutes)
             else { throw refuse }
             return (hours * 60 + minutes) * 60_000
         }
@@ -61,7 +62,9 @@ public enum TimeText {
             default: throw refuse
             }
             guard let value = Int64(number), value <= 1_000_000 else { throw refuse }
-            total += value * unit
+            let (sum, overflow) = total.addingReportingOverflow(value * unit)  // (a text of millions of parts)
+            guard !overflow else { throw refuse }
+            total = sum
             number = ""
             sawUnit = true
         }

@@ -30,9 +30,7 @@ struct ProbeCommand: GatewayCommand {
     @Option(help: ArgumentHelp("Keep pinging until the service answers, for at most this many seconds.", valueName: "seconds"))
     var wait: Double = 0
 
-    func validate() throws {
-        guard wait >= 0, wait <= 3600 else { throw ValidationError("--wait must be between 0 and 3600 seconds (got \(wait))") }
-    }
+    func validate() throws { try GlobalOptions.checkSeconds(wait, "--wait", within: 0...3_600) }
 
     func execute(_ context: Context) async throws {
         try context.configuration.requireInstance(service)

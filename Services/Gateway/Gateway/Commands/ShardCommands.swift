@@ -71,6 +71,8 @@ struct ShardMove: GatewayCommand {
     @Option(help: ArgumentHelp("Seconds to wait for the consumers of records' events to catch up.", valueName: "seconds"))
     var consumersWait: Double = 30
 
+    func validate() throws { try GlobalOptions.checkSeconds(consumersWait, "--consumers-wait", within: 0...86_400) }
+
     func execute(_ context: Context) async throws {
         guard (1...context.configuration.recordsShards).contains(to) else {
             throw ServiceError.invalid("TO", "must be a shard from 1 to \(context.configuration.recordsShards) (LOGBOOK_RECORDS_SHARDS)")

@@ -27,6 +27,8 @@ struct StackUp: GatewayCommand {
     @Option(help: ArgumentHelp("Seconds to wait for every service to answer $srv.ping.", valueName: "seconds"))
     var wait: Double = 30
 
+    func validate() throws { try GlobalOptions.checkSeconds(wait, "--wait", within: 0...3_600) }
+
     func execute(_ context: Context) async throws {
         // The stack's files (logs, pid files, the key files) are its owner's alone.
         umask(0o077)
