@@ -35,8 +35,8 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     /// the wait begins, part way through (`shard move` after its freeze).
     public static func checkSeconds(_ value: Double, _ option: String, within range: ClosedRange<Double>) throws {
         guard range.contains(value) else {
-            throw ValidationError(
-                "\(option) must be between \(Int(range.lowerBound)) and \(Int(range.upperBound)) seconds (got \(value))")
+            let bounds = "\(Int(range.lowerBound)) and \(Int(range.upperBound))"
+            throw ValidationError("\(option) must be between \(bounds) seconds (got \(value))")
         }
     }
 }
