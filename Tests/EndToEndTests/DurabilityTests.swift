@@ -286,6 +286,68 @@ struct DurabilityTests {
         }
     }
 
+    @Test("backup and restore flush each file before the name that makes it count (strace)")
+    func backupAndRestoreSync() async throws {
+        try await withStack { stack in
+            try await stack.upAndRegister("alice")
+            #expect(try await stack.logbook("expense", "add", "Lunch", "12.50").status == 0)
+            let strace = try #require(Self.which("strace"), "strace is needed (deploy/test.sh installs it)")
+            let backupDirectory = stack.home + "/backup"
+            // -y: each descriptor with its path
+            func traced(_ arguments: [String], _ trace: String) async throws -> (CommandResult, [String]) {
+                let result = try await Tool.run(
+                    strace,
+                    ["-f", "-y", "-e", "trace=fsync,fdatasync,rename,renameat,renameat2", "-o", trace,
+                     stack.binDirectory + "/logbook"] + arguments,
+                    environment: stack.environment, timeout: .seconds(120), scratch: "\(stack.home)/.cmd-")
+                let text = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
+                return (result, text.split(separator: "\n").map(String.init).filter { $0.contains(" = 0") })
+            }
+            /// The place of the first call that `matches`, after `from`.
+            func first(_ lines: [String], after from: Int = -1, _ matches: (String) -> Bool) -> Int? {
+                lines.indices.first { $0 > from && matches(lines[$0]) }
+            }
+            func syncOf(_ path: String) -> (String) -> Bool { { $0.contains("fsync(") && $0.contains("<\(path)>") } }
+
+            let (backup, backupCalls) = try await traced(["backup", backupDirectory], stack.home + "/backup.trace")
+            #expect(backup.status == 0, "\(backup.stdout)\(backup.stderr)")
+            let manifest = backupDirectory + "/logbook-backup.json"
+            let copySynced = first(backupCalls, syncOf(backupDirectory + "/records.sqlite"))
+            let manifestSynced = first(backupCalls) { $0.contains("fsync(") && $0.contains(manifest + ".") }
+            let manifestNamed = first(backupCalls) { $0.contains("rename(") && $0.contains("\"\(manifest)\")") }
+            let folderSynced = manifestNamed.flatMap { first(backupCalls, after: $0, syncOf(backupDirectory)) }
+            #expect(copySynced != nil && manifestSynced != nil && manifestNamed != nil && folderSynced != nil,
+                "\(backupCalls.suffix(30).joined(separator: "\n"))")
+            if let copySynced, let manifestSynced, let manifestNamed {
+                #expect(copySynced < manifestSynced && manifestSynced < manifestNamed)
+            }
+
+            #expect(try await stack.logbook("stack", "down").status == 0)
+            let data = stack.home + "/data"
+            let live = data + "/records.sqlite"
+            let (restore, restoreCalls) = try await traced(["restore", backupDirectory], stack.home + "/restore.trace")
+            #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")
+            let stagingSynced = first(restoreCalls, syncOf(live + ".restoring"))
+            let putInPlace = first(restoreCalls) { $0.contains("rename(\"\(live).restoring\", \"\(live)\")") }
+            let dataSynced = putInPlace.flatMap { first(restoreCalls, after: $0, syncOf(data)) }
+            #expect(stagingSynced != nil && putInPlace != nil && dataSynced != nil,
+                "\(restoreCalls.suffix(30).joined(separator: "\n"))")
+            if let stagingSynced, let putInPlace { #expect(stagingSynced < putInPlace) }
+            // the replaced file kept aside whole, the live name never without a database
+            let aside = try FileManager.default.contentsOfDirectory(atPath: data).filter { $0.hasPrefix("before-restore-") }
+            #expect(aside.count == 1)
+            #expect(aside.first.map { Self.exists(data + "/" + $0 + "/records.sqlite") } == true)
+
+            // A copy cut short passes integrity_check when it is empty: its size refuses it.
+            let before = try Data(contentsOf: URL(fileURLWithPath: live))
+            try Data().write(to: URL(fileURLWithPath: backupDirectory + "/records.sqlite"))
+            let refused = try await stack.logbook("restore", backupDirectory)
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("holds 0 bytes where the backup wrote"), "\(refused.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: live)) == before, "nothing was restored")
+        }
+    }
+
     // MARK: Helpers
 
     static func which(_ tool: String) -> String? {

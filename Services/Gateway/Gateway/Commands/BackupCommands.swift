@@ -95,9 +95,12 @@ struct BackupCommand: GatewayCommand {
                     Data(" \(Self.size(result.bytes))\(extras) in \(Output.duration(milliseconds: result.durationMs))\n".utf8))
             }
         }
+        // Everything on the disk before the manifest that says the backup is whole: the
+        // copies (renamed in, or copied from another file system), their folders, then the
+        // manifest, written in one step.
+        try FileSync.syncTree(target)
         let manifest = BackupManifest(version: LogbookVersion.current, createdAt: Date(), services: results)
-        try WireCoding.encode(manifest).write(to: URL(fileURLWithPath: target + "/" + BackupManifest.file))
-        chmod(target + "/" + BackupManifest.file, 0o600)
+        try FileSync.write(WireCoding.encode(manifest), to: target + "/" + BackupManifest.file)
         let elapsed = clock.now - start
         let total = results.reduce(0) { $0 + $1.bytes }
         if context.json {
@@ -109,11 +112,24 @@ struct BackupCommand: GatewayCommand {
         }
     }
 
-    /// Renames when it can, else copies and removes.
+    /// Renames when it can, else copies, flushes the copy to the disk and only then removes
+    /// the original (across file systems: a backup folder on another disk).
     static func move(_ from: String, to: String) throws {
         if rename(from, to) == 0 { return }
         try FileManager.default.copyItem(atPath: from, toPath: to)
+        try syncCopy(to)
         try FileManager.default.removeItem(atPath: from)
+    }
+
+    /// A file or a folder just copied, flushed with every file in it.
+    static func syncCopy(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            try FileSync.syncTree(path)
+        } else {
+            try FileSync.sync(path)
+            try FileSync.syncParent(path)
+        }
     }
 
     static func size(_ bytes: Int64) -> String {
@@ -174,33 +190,57 @@ struct RestoreCommand: GatewayCommand {
                 throw ServiceError(
                     .failedPrecondition, "\(path) fails integrity_check (\(check.prefix(3).joined(separator: "; "))); nothing was restored")
             }
+            // (an empty file passes integrity_check: a copy cut short is caught by its size)
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? -1
+            guard size == result.bytes, size > 0 else {
+                throw ServiceError(
+                    .failedPrecondition,
+                    "\(path) holds \(size) bytes where the backup wrote \(result.bytes); nothing was restored")
+            }
             progress(" ok\n")
         }
         // 2. Move the current files aside, then put the copies in place.
         let aside = configuration.dataDirectory + "/before-restore-" + WireTime.format(Date()).filter { $0.isNumber }
         try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileSync.syncParent(aside)
         var restored: [String] = []
         for result in manifest.services {
             let live = configuration.databasePath(result.service)
             try FileManager.default.createDirectory(
                 atPath: URL(fileURLWithPath: live).deletingLastPathComponent().path, withIntermediateDirectories: true,
                 attributes: [.posixPermissions: 0o700])
-            // The old WAL must go with the old file: SQLite would replay it into the new one.
-            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: live + suffix) {
-                try BackupCommand.move(live + suffix, to: aside + "/" + URL(fileURLWithPath: live + suffix).lastPathComponent)
-            }
+            // The copy on the disk beside the live file first; then the old files kept aside
+            // (a hard link, or a flushed copy on another file system) while the live name stays;
+            // the old WAL removed, since SQLite would replay it into the new file; and the copy
+            // renamed over the live name. A crash at any point leaves a whole database there,
+            // the old one or the new one, and the old one aside.
             let staging = live + ".restoring"
             try? FileManager.default.removeItem(atPath: staging)
             try FileManager.default.copyItem(atPath: source + "/" + result.database, toPath: staging)
             chmod(staging, 0o600)
-            try BackupCommand.move(staging, to: live)
+            try FileSync.sync(staging)
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: live + suffix) {
+                let kept = aside + "/" + URL(fileURLWithPath: live + suffix).lastPathComponent
+                if link(live + suffix, kept) != 0 {
+                    try FileManager.default.copyItem(atPath: live + suffix, toPath: kept)
+                    try FileSync.sync(kept)
+                }
+            }
+            try FileSync.sync(aside)
+            for suffix in ["-wal", "-shm"] { unlink(live + suffix) }
+            guard rename(staging, live) == 0 else {
+                throw ServiceError(.unavailable, "cannot put \(staging) in place: \(String(cString: strerror(errno)))")
+            }
+            try FileSync.syncParent(live)
             var line = "\(result.service): \(BackupCommand.size(result.bytes))"
             for folder in result.extras.keys.sorted() {
                 let destination = Self.extraDestination(folder, service: result.service, configuration: configuration)
                 if FileManager.default.fileExists(atPath: destination) {
                     try BackupCommand.move(destination, to: aside + "/" + folder)
+                    try FileSync.syncParent(destination)
                 }
                 let count = try ServiceBackup.copyTree(source + "/" + folder, to: destination)
+                try FileSync.syncTree(destination)
                 line += " + \(count) files in \(folder)/"
             }
             restored.append(line)
