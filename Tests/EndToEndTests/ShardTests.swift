@@ -135,6 +135,72 @@ struct ShardTests {
         }
     }
 
+    @Test("a failed move is undone on both sides and runs again; a move left unfinished is finished by running it again")
+    func moveFailures() async throws {
+        try await withStack(environment: Self.environment) { stack in
+            let up = try await stack.logbook("stack", "up")
+            try #require(up.status == 0, "\(up.stderr)\n\(stack.log("supervisor"))")
+            let alice = try await Self.register(stack, "alice")
+            _ = try await Self.register(stack, "bob")
+            let aliceId = try #require(alice["userId"] as? String)
+            try #require(alice["shard"] as? Int == 1)
+            let env = Self.user(stack, "alice")
+            for index in 1...3 {
+                #expect(try await stack.logbook("expense", "add", "Item \(index)", "\(index)", environment: env).status == 0)
+            }
+            let shard2 = stack.home + "/data/records-2.sqlite"
+
+            // Fails after the target committed: analytics is stopped, and the wait for it is 1 s.
+            let analytics = try #require(stack.pid("analytics"))
+            kill(analytics, SIGSTOP)
+            var resumed = false
+            defer { if !resumed { kill(analytics, SIGCONT) } }
+            let failed = try await stack.logbook("shard", "move", "alice", "2", "--consumers-wait", "1", timeout: .seconds(60))
+            kill(analytics, SIGCONT)
+            resumed = true
+            #expect(failed.status != 0)
+            #expect(failed.stderr.contains("did not catch up"), "\(failed.stderr)")
+            // The target forgot its copy and does not answer for her; the source serves her.
+            #expect(try Self.rows(shard2, "expense", userId: aliceId) == 0)
+            #expect(try Self.rows(shard2, "shardUser", userId: aliceId) == 0)
+            let token = try Self.token(stack, "alice")
+            let target = try await stack.logbook(
+                "call", "records-2", "records.expense.list", "--token", token, environment: Self.user(stack, "nobody"))
+            let redirect = target.object["error"] as? [String: Any]
+            #expect((redirect?["details"] as? [String: Any])?["shard"] as? Int == 1, "\(target.stdout)")
+            #expect(try await stack.logbook("expense", "add", "Item 4", "4", environment: env).status == 0)
+            // Run again, it moves.
+            let moved = try await stack.logbook(
+                "shard", "move", "alice", "2", "--json", "--consumers-wait", "60", timeout: .seconds(90))
+            #expect(moved.status == 0, "\(moved.stdout)\(moved.stderr)")
+            #expect(moved.object["rows"] as? Int == 4, "\(moved.stdout)")
+            #expect(try Self.rows(shard2, "expense", userId: aliceId) == 4)
+
+            // A user with nothing written, whose move stopped before its last step: the source
+            // still holds her writes. Running the move again finishes it.
+            let carol = try await Self.register(stack, "carol")
+            let carolId = try #require(carol["userId"] as? String)
+            try #require(carol["shard"] as? Int == 1, "\(carol)")
+            let key = try Self.stackKey(stack)
+            for (service, method, body) in [
+                ("records", "records.shard.freeze", #"{"userId": "\#(carolId)", "shard": 2, "stackKey": "\#(key)"}"#),
+                ("records-2", "records.shard.commit", #"{"userId": "\#(carolId)", "shard": 1, "stackKey": "\#(key)"}"#),
+                ("auth", "auth.shard.set", #"{"userId": "\#(carolId)", "from": 1, "shard": 2, "stackKey": "\#(key)"}"#),
+            ] {
+                let step = try await stack.logbook("call", service, method, body)
+                #expect(step.object["ok"] as? Bool == true, "\(method): \(step.stdout)\(step.stderr)")
+            }
+            let carolEnv = Self.user(stack, "carol")
+            let heldWrite = try await stack.logbook("expense", "add", "Held", "1", environment: carolEnv)
+            #expect(heldWrite.status == 7, "the source holds her writes: \(heldWrite.stdout)\(heldWrite.stderr)")
+            let again = try await stack.logbook("shard", "move", "carol", "2", timeout: .seconds(60))
+            #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+            let write = try await stack.logbook("expense", "add", "After", "1", environment: carolEnv)
+            #expect(write.status == 0, "\(write.stdout)\(write.stderr)")
+            #expect(try Self.rows(shard2, "expense", userId: carolId) == 1)
+        }
+    }
+
     static func token(_ stack: TestStack, _ name: String) throws -> String {
         let path = stack.home + "/users/" + name + "/session.json"
         let session = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))

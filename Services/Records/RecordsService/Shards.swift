@@ -308,7 +308,12 @@ extension RecordsService {
             try StackMember.require(body.stackKey)
             switch shardGuard.state(body.userId) {
             case .arriving?, .arrived?: break
-            default: throw ServiceError(.failedPrecondition, "nothing of this user was imported here")
+            case .moving?: throw ServiceError(.failedPrecondition, "this user is moving away from this shard")
+            case .moved?, nil:
+                // A user without a row anywhere (registered, nothing written yet) has nothing
+                // to import: only the answering moves.
+                let rows = try await database.read { db in try userRowCount(db, userId: body.userId) }
+                guard rows == 0 else { throw ServiceError(.failedPrecondition, "nothing of this user was imported here") }
             }
             let rows = try await database.write { db in
                 try shardGuard.set(body.userId, .arrived(body.shard), db)
@@ -337,13 +342,15 @@ extension RecordsService {
             case .moving?:
                 try await database.write { db in try shardGuard.set(body.userId, nil, db) }
                 shardGuard.remember(body.userId, nil)
-            case .arriving?:
+            case .arriving?, .arrived?:
+                // Committed too: the CLI aborts only while auth still names the source, and a
+                // target left answering for the user would serve a stale copy beside the source.
                 try await database.write { db in
                     try removeUserRows(db, userId: body.userId)
                     try shardGuard.set(body.userId, nil, db)
                 }
                 shardGuard.remember(body.userId, nil)
-            default:
+            case .moved?, nil:
                 break
             }
             let rows = try await database.read { db in try userRowCount(db, userId: body.userId) }

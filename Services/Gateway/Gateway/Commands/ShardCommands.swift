@@ -148,7 +148,10 @@ struct ShardMover {
         var report = Report(
             username: user["username"]?.stringValue ?? username, userId: userId, from: from, to: to, rows: 0, photos: 0,
             seconds: 0, heldSeconds: 0)
-        guard from != to else { return report }
+        guard from != to else {
+            try await finishElsewhere(userId: userId, to: to)
+            return report
+        }
         let source = StackConfiguration.recordsInstance(from)
         let target = StackConfiguration.recordsInstance(to)
         // First, while the user still writes: let the consumers catch up with what the source
@@ -194,17 +197,51 @@ struct ShardMover {
                 "auth", "auth.shard.set",
                 ["userId": .string(userId), "from": .number(.init(from)), "shard": .number(.init(to))])
         } catch {
-            // Before auth switched: the user stays on the source, as before.
-            if imported {
-                _ = try? await call(target, "records.shard.abort", ["userId": .string(userId), "shard": .number(.init(from))])
+            // Only while auth names the source may the move be undone: after the switch (an
+            // answer lost on its way) the target is the user's shard and the move only lacks
+            // its last step; when auth cannot say, undoing either side could split the user.
+            let named = (try? await call("auth", "auth.shard.get", ["username": .string(username)]))?["shard"]?.intValue
+            if named == to {
+                progress("auth names \(target) already: finishing the move")
+            } else if named == from {
+                // The user stays on the source, as before; the target forgets the copy, even
+                // once committed (it would answer for the user beside the source).
+                if imported {
+                    _ = try? await call(target, "records.shard.abort", ["userId": .string(userId), "shard": .number(.init(from))])
+                }
+                _ = try? await call(source, "records.shard.abort", ["userId": .string(userId), "shard": .number(.init(to))])
+                throw error
+            } else {
+                throw ServiceError(
+                    .unavailable,
+                    "\(Self.message(error)); auth could not say which shard now names \(report.username), so nothing was undone: run `logbook shard move \(username) \(to)` again")
             }
-            _ = try? await call(source, "records.shard.abort", ["userId": .string(userId), "shard": .number(.init(to))])
-            throw error
         }
         _ = try await call(source, "records.shard.finish", ["userId": .string(userId), "shard": .number(.init(to))])
         report.heldSeconds = Self.seconds(clock.now - heldFrom)
         report.seconds = Self.seconds(clock.now - start)
         return report
+    }
+
+    /// A user auth names on `to` already: every other shard is told the move is finished, so
+    /// one left holding the user by a move whose last step failed redirects from now on (a
+    /// shard the user never left answers that nothing is moving, which is fine).
+    func finishElsewhere(userId: String, to: Int) async throws {
+        for shard in 1...context.configuration.recordsShards where shard != to {
+            let instance = StackConfiguration.recordsInstance(shard)
+            do {
+                _ = try await call(instance, "records.shard.finish", ["userId": .string(userId), "shard": .number(.init(to))])
+            } catch let error as ServiceError where error.code == .failedPrecondition {
+                continue  // nothing of the user is moving there
+            } catch let error as ServiceError {
+                throw ServiceError(
+                    error.code, "the user is on shard \(to), but \(instance) could not be told: \(error.message); run the move again")
+            }
+        }
+    }
+
+    static func message(_ error: any Error) -> String {
+        (error as? ServiceError)?.message ?? "\(error)"
     }
 
     /// Waits until every consumer of records' events that answers has applied the source's
