@@ -45,19 +45,27 @@ public struct TimeSavedEvent: Documented, Equatable {
     public var durationMs: Int64
     public var startedAt: Date
     public var savedAt: Date
+    /// True when `records.timer.save` saved the timer's time (the timer is idle after it);
+    /// false for `records.time.add`, which leaves the timer as it was. Absent from events
+    /// written before the field: those are read as a timer's save.
+    public var fromTimer: Bool?
 
-    public init(id: String, userId: String, activityId: String, durationMs: Int64, startedAt: Date, savedAt: Date) {
+    public init(
+        id: String, userId: String, activityId: String, durationMs: Int64, startedAt: Date, savedAt: Date,
+        fromTimer: Bool? = nil
+    ) {
         self.id = id
         self.userId = userId
         self.activityId = activityId
         self.durationMs = durationMs
         self.startedAt = startedAt
         self.savedAt = savedAt
+        self.fromTimer = fromTimer
     }
 
     public static let sample = TimeSavedEvent(
         id: "t", userId: "u", activityId: "a", durationMs: 1, startedAt: Date(timeIntervalSince1970: 0),
-        savedAt: Date(timeIntervalSince1970: 0))
+        savedAt: Date(timeIntervalSince1970: 0), fromTimer: true)
 }
 
 public enum TimerPhase: String, WireEnum { case idle, running, paused, stopped }

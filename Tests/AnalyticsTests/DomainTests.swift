@@ -265,12 +265,24 @@ extension JSONValue {
         // net worth keeps the deleted activity's 2.5 hours
         #expect(summary["netWorth"]?["totalMs"] == 14_400_000)
         #expect(summary["netWorth"]?["amount"] == "$4.00")
-        // A save leaves the timer idle; a replayed save is not counted twice.
+        // Time added by hand (`records.time.add`) is counted and leaves the timer running.
+        let manual: JSONValue = [
+            "id": "t3b", "userId": "alice", "activityId": "chess", "durationMs": 600_000, "startedAt": time(day(3)),
+            "savedAt": time(day(3)), "fromTimer": false,
+        ]
+        try await h.feed("time.saved", manual)
+        let added = try await h.call("analytics.time.summary")
+        #expect(added["running"] == ["chess"])
+        #expect(added["activities"]?.arrayValue?.first?["timer"] == "running")
+        #expect(added["activities"]?.arrayValue?.first?["totalMs"] == 6_000_000)
+        #expect(added["netWorth"]?["totalMs"] == 15_000_000)
+        // A save of the timer (`fromTimer` true, or absent in events from before the field)
+        // leaves it idle; a replayed save is not counted twice.
         let t4 = try await h.feed("time.saved", saved("t4", "chess", 660_000))
         try await h.service.host.database.write { db in try AnalyticsService.applyRecordsEvent(db, t4) }
         let after = try await h.call("analytics.time.summary")
         #expect(after["running"] == [])
         #expect(after["activities"]?.arrayValue?.first?["timer"] == "idle")
-        #expect(after["netWorth"]?["totalMs"] == 15_060_000)
+        #expect(after["netWorth"]?["totalMs"] == 15_660_000)
     }
 }

@@ -109,6 +109,7 @@ struct CommonTests {
         #expect(savedEvent.data["id"] == saved["entry"]?["id"])
         #expect(savedEvent.data["activityId"] == .string(activity))
         #expect(savedEvent.data["durationMs"] == 15_000)
+        #expect(savedEvent.data["fromTimer"] == true)
         #expect(savedEvent.data["savedAt"] != nil)
         _ = try await write("records.timer.start", timer, "timer.changed")
         _ = try await write("records.timer.clear", timer, "timer.changed")

@@ -175,6 +175,7 @@ struct ManualTimeTests {
         #expect(events.count == before + 1)
         #expect(events.last?.type == "time.saved")
         #expect(events.last?.data["durationMs"] == 5_400_000)
+        #expect(events.last?.data["fromTimer"] == false, "the timer is left as it was: analytics must not idle it")
 
         for (body, field) in [
             (#"{"activityId":"\#(piano)","durationMs":0}"#, "durationMs"),

@@ -31,9 +31,12 @@ enum TimeProjection {
             cached: "INSERT OR IGNORE INTO timeEntry (id, userId, activityId, durationMs) VALUES (?, ?, ?, ?)",
             arguments: [payload.id, userId, payload.activityId, payload.durationMs])
         let counted = db.changesCount == 0
-        // records leaves the timer idle after a save, without a `timer.changed`
-        try db.execute(
-            cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.activityId])
+        // records leaves the timer idle after the timer's save, without a `timer.changed`; time
+        // added by hand (`fromTimer: false`) leaves it running, paused or stopped
+        if payload.fromTimer != false {
+            try db.execute(
+                cached: "DELETE FROM timer WHERE userId = ? AND activityId = ?", arguments: [userId, payload.activityId])
+        }
         guard !counted else { return }
         try ensureActivity(db, userId: userId, id: payload.activityId, name: nil, at: at)
         try db.execute(

@@ -18,13 +18,15 @@ extension Activity {
 
 extension TimeEntry {
     /// Writes the entry and its `time.saved` event (what analytics and the store count).
-    func save(_ db: Database, userId: String, at: Date) throws {
+    /// - Parameter fromTimer: the timer's time, which leaves the timer idle (`timer.save`),
+    ///   rather than time added by hand beside it (`time.add`).
+    func save(_ db: Database, userId: String, at: Date, fromTimer: Bool) throws {
         try TimeEntryRow(self, userId: userId).insertRow(db)
         try Outbox.append(
             db, type: TimeEvents.timeSaved, userId: userId,
             data: TimeSavedEvent(
                 id: id, userId: userId, activityId: activityId, durationMs: durationMs, startedAt: startedAt,
-                savedAt: savedAt),
+                savedAt: savedAt, fromTimer: fromTimer),
             at: at)
     }
 }
@@ -118,7 +120,7 @@ extension Records {
             let entry = TimeEntry(
                 id: ID.make(at: at), activityId: body.activityId, durationMs: body.durationMs, startedAt: startedAt,
                 savedAt: at)
-            try entry.save(db, userId: context.userId, at: at)
+            try entry.save(db, userId: context.userId, at: at, fromTimer: false)
             return entry
         }
 

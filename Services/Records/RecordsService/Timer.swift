@@ -141,7 +141,7 @@ extension Records {
                 startedAt: timer.startedAt ?? at, savedAt: at)
             let idle = TimerState.idle(body.activityId, now: at)
             try idle.store(db, userId: context.userId)
-            try entry.save(db, userId: context.userId, at: at)
+            try entry.save(db, userId: context.userId, at: at, fromTimer: true)
             return TimeSaved(entry: entry, timer: idle)
         }
     }
