@@ -246,8 +246,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "Runtime", "Contracts", "Wire", "TestSupport", "Imaging", "ImagingFixtures", "logbook", "logbook-http",
-                "HTTPGateway",
+                "Runtime", "Contracts", "Wire", "ZMQ", "TestSupport", "Imaging", "ImagingFixtures", "logbook",
+                "logbook-http", "HTTPGateway",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ] + services.map { .target(name: $0.executable) },
             path: "Tests/EndToEndTests", swiftSettings: swiftSettings),

@@ -4,7 +4,9 @@
 // unsynced writes; records made before any account are moved into a new account only when
 // asked (seed 002's "sync my data").
 import Foundation
+import Synchronization
 import Testing
+import ZMQ
 
 @Suite("logbook offline queue and anonymous use", .serialized, .timeLimit(.minutes(5)))
 struct OfflineTests {
@@ -158,6 +160,48 @@ struct OfflineTests {
             let names = (list.object["items"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
             #expect(names == ["Tea"], "the queued write went first, once")
             #expect(try await stack.logbook("sync").stdout.contains("nothing to sync"))
+        }
+    }
+
+    /// A replay that stops with writes still queued (here: records at capacity) must not let
+    /// the command's own write overtake them: sent at once, it would be applied before them,
+    /// and a queued edit would later undo a newer one.
+    @Test("a replay that stops keeps the command's own write queued behind the ones it could not send")
+    func writesStayInOrder() async throws {
+        try await withStack { stack in
+            try await up(stack)
+            _ = try await register(stack, "gus")
+            try await down(stack)
+            _ = try await queued(stack, "expense", "add", "Tea", "1.00")
+            // A stand-in for records that answers every request with resource_exhausted.
+            let endpoint = "ipc://\(stack.runDirectory)/records.sock"
+            try FileManager.default.createDirectory(atPath: stack.runDirectory, withIntermediateDirectories: true)
+            let seen = Mutex<[String]>([])
+            let busy = try SocketPump(
+                name: "busy-records",
+                setup: {
+                    let socket = try Socket(.router)
+                    try socket.bind(endpoint)
+                    return socket
+                },
+                respond: { frames in
+                    guard frames.count == 3, let request = try? JSONSerialization.jsonObject(with: frames[2]) as? [String: Any]
+                    else { return nil }
+                    let body = request["body"] as? [String: Any]
+                    seen.withLock { $0.append("\(request["method"] ?? "?") \(body?["name"] ?? "")") }
+                    let reply: [String: Any] = [
+                        "v": 1, "id": request["id"] ?? "", "ok": false,
+                        "error": ["code": "resource_exhausted", "message": "records is at capacity; retry shortly"],
+                    ]
+                    return [frames[0], Data(), (try? JSONSerialization.data(withJSONObject: reply)) ?? Data()]
+                },
+                onEvent: { _ in })
+            defer { busy.stop() }
+            let coffee = try await stack.logbook("expense", "add", "Coffee", "2.00", "--json")
+            #expect(coffee.status == 0, "\(coffee.stdout)\(coffee.stderr)")
+            #expect(coffee.object["queued"] as? Bool == true, "queued behind Tea, not sent: \(coffee.stdout)\(coffee.stderr)")
+            #expect(coffee.object["waiting"] as? Int == 2, "\(coffee.stdout)")
+            #expect(seen.withLock { $0 } == ["records.expense.add Tea"], "only the replay reached records")
         }
     }
 

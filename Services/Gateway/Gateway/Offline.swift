@@ -157,6 +157,7 @@ public enum Offline {
             if let stopped = outcome.stopped, stopped.code == .unavailable {
                 context.reachability.remember(context.recordsInstance(for: session), stopped)
             }
+            context.local.replayStopped = outcome.stopped
             var line = "synced \(outcome.synced.count) queued write\(outcome.synced.count == 1 ? "" : "s")"
             if let stopped = outcome.stopped { line += "; \(outcome.remaining) still queued (\(stopped.message))" }
             if !outcome.synced.isEmpty || outcome.stopped != nil { Output.errorLine(line) }

@@ -104,6 +104,13 @@ public final class Context: Sendable {
         let caller = replayed ? Caller.token(session.token) : Caller.loaded(session)
         if write {
             let key = idempotencyKey ?? ID.make()
+            if queueable, let stopped = local.replayStopped {
+                // Queued writes go in order: this one, sent now, would be applied before the ones
+                // the replay could not send (a queued update would then undo a newer one).
+                throw try local.queue(
+                    owner: session.userId, service, method, body: body, key: key,
+                    reason: "earlier queued writes could not be sent yet (\(stopped.message)); it waits behind them")
+            }
             do {
                 let result = try await direct(
                     service, method, body: body, caller: caller, write: true, idempotencyKey: key, timeout: timeout)

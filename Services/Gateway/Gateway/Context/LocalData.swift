@@ -19,6 +19,8 @@ public final class LocalData: Sendable {
         var store: LocalStore?
         var enabled = true
         var replayed = false
+        /// Why this command's replay stopped with writes still queued.
+        var replayStopped: ServiceError?
     }
 
     init(environment: [String: String]) {
@@ -47,6 +49,13 @@ public final class LocalData: Sendable {
             return counts
         }
         return (try? store(create: false)?.counts(owner: owner)) ?? LocalStore.Counts(pending: 0, failed: 0)
+    }
+
+    /// Why this command's replay stopped before the queue was empty, if it did: a write of
+    /// the command then waits behind the queued ones (`Context.send`).
+    var replayStopped: ServiceError? {
+        get { state.withLock { $0.replayStopped } }
+        set { state.withLock { $0.replayStopped = newValue } }
     }
 
     /// True the first time only: the queue is replayed once per command.
