@@ -157,8 +157,16 @@ public struct AnalyticsService: Sendable {
 
     static func applyEach(_ producer: String) -> @Sendable (Database, Event, ProjectionBatch) throws -> Void {
         switch producer {
-        case _ where StackConfiguration.shard(of: producer) != nil: applyRecordsEvent
-        case "weather-fetcher": applyWeatherEvent
+        case _ where StackConfiguration.shard(of: producer) != nil:
+            { db, event, batch in
+                if let userId = event.userId, try batch.isDeleted(db, userId: userId) { return }
+                try applyRecordsEvent(db, event, batch)
+            }
+        case "weather-fetcher":
+            { db, event, batch in
+                if let userId = event.userId, try batch.isDeleted(db, userId: userId) { return }
+                try applyWeatherEvent(db, event, batch)
+            }
         case "auth": { db, event, _ in try applyAuthEvent(db, event) }
         default: { _, _, _ in }
         }
@@ -241,6 +249,8 @@ public struct AnalyticsService: Sendable {
 
     public static func purge(_ db: Database, userId: String) throws {
         for sql in Schema.userTables { try db.execute(cached: sql, arguments: [userId]) }
+        // remembered, so the user's events still on their way do not bring rows back
+        try db.execute(cached: "INSERT OR IGNORE INTO deletedUser (userId) VALUES (?)", arguments: [userId])
     }
 
     static func router(_ router: Router, database: any DatabaseReader, now: @escaping @Sendable () -> Date) -> Router {

@@ -114,6 +114,23 @@ final class ProjectionBatch {
     /// A user's counters are left behind by this (backlog) batch.
     func leaveBehind(_ userId: String) { staleUsers.insert(userId) }
 
+    /// Whether any account deletion was applied (`deletedUser`), read once per batch: nearly
+    /// always none, and then no event is looked up.
+    private var anyDeleted: Bool?
+
+    /// `userId`'s account was deleted (auth's `user.deleted`, applied by its own consumer):
+    /// an event of theirs that comes after the purge (one records or weather-fetcher published
+    /// before the deletion and this consumer had not applied yet) must not bring rows back.
+    func isDeleted(_ db: Database, userId: String) throws -> Bool {
+        if anyDeleted == nil {
+            anyDeleted = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deletedUser)")) ?? false
+        }
+        guard anyDeleted == true else { return false }
+        return try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deletedUser WHERE userId = ?)"), arguments: [userId])
+            ?? false
+    }
+
     /// Before a live batch changes a user's catch counters (or the rows they are counted
     /// from): when a backlog left that user's counters behind, they are recounted first, from
     /// rows this batch has not changed yet, so the batch's own changes are then added to

@@ -305,6 +305,13 @@ enum Schema {
         migrator.registerMigration("analytics.fillByVehicle") { db in
             try db.execute(sql: "DROP INDEX fill_user")
         }
+        // The accounts deleted (auth's `user.deleted`): records' and weather-fetcher's events
+        // come through consumers of their own, so one of the user's published before the
+        // deletion can be applied after the purge; it is skipped (ProjectionBatch.isDeleted).
+        // An id only, never purged (the user is gone for good; ids are not reused).
+        migrator.registerMigration("analytics.deletedUser") { db in
+            try db.execute(sql: "CREATE TABLE deletedUser (userId TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID")
+        }
         return migrator
     }
 
