@@ -1,6 +1,7 @@
 // No lock-out: strangers' guesses back off the username (and spend a global budget), but
 // the owner's device, known from an earlier login, keeps its own count and lane.
 import AuthService
+import Runtime
 import Foundation
 import Testing
 import Wire
@@ -91,6 +92,66 @@ import Wire
         }
         let h = try Harness(failedLoginsPerMinute: 0)
         for i in 0..<80 { #expect(try await login(h, "user\(i)", "x").error?.code == .unauthenticated) }
+    }
+
+    /// docs/protocol.md: "A refused attempt does not count as a failure." An attempt refused
+    /// because the server's budget is spent was counted against the username first, so a
+    /// sprayer emptying the budget pushed the owner's username into its back-off.
+    @Test func attemptsTheBudgetRefusesDoNotCountAgainstTheUsername() async throws {
+        let h = try Harness(failedLoginsPerMinute: 4)  // a bucket of 1
+        try await h.register("alice")
+        #expect(try await login(h, "someone", "a guess").error?.code == .unauthenticated)  // the budget spent
+        for _ in 0..<8 {
+            let refused = try await login(h, "alice", "correct horse")
+            #expect(refused.error?.code == .resourceExhausted)
+            #expect(refused.error?.message.contains("on this server") == true, "\(refused.error?.message ?? "")")
+        }
+        h.clock.advance(by: 15)  // the budget back
+        let signedIn = try await login(h, "alice", "correct horse")
+        #expect(signedIn.ok, "her username is not backing off: \(signedIn.error?.message ?? "")")
+    }
+
+    /// A password asked of a signed-in session is counted against the session until it proves
+    /// right, and then cleared: changing the password again and again is never held up.
+    @Test func aSessionsRightPasswordsAreNotCountedAsFailures() async throws {
+        let h = try Harness()
+        try await h.register("dora")
+        let token = try await h.login("dora")
+        var current = "correct horse"
+        for round in 1...8 {
+            let next = "battery staple \(round)"
+            let changed = try await h.transport.reply(
+                "auth.password.change", body: ["currentPassword": .string(current), "newPassword": .string(next)],
+                options: CallOptions(token: token, idempotencyKey: "change-\(round)"))
+            #expect(changed.ok, "round \(round): \(changed.error?.message ?? "")")
+            current = next
+        }
+    }
+
+    /// A login whose password was checked against the hash the account had when it started is
+    /// refused when a password change committed meanwhile: the old password stops working.
+    @Test func aLoginCheckedAgainstAReplacedHashIsRefused() async throws {
+        // a cost that takes a good part of a second, so the change lands while the login hashes
+        let h = try Harness(argon2: Argon2Cost(opslimit: 6, memlimit: 64 << 20))
+        try await h.register("erik")
+        let before = try await h.auth.host.database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions")
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let signingIn = Task { try await login(h, "erik", "correct horse") }
+        try await Task.sleep(for: .milliseconds(50))
+        // what a password change commits: a new hash (here written straight to the table)
+        try await h.auth.host.database.write { db in
+            try db.execute(sql: "UPDATE users SET passwordHash = '$argon2id$replaced' WHERE username = 'erik'")
+        }
+        let changedAfter = clock.now - started
+        let reply = try await signingIn.value
+        let took = clock.now - started
+        try #require(took > changedAfter, "the login was still hashing when the hash changed")
+        #expect(reply.error?.code == .unauthenticated, "\(reply.result?.jsonText ?? "")")
+        let after = try await h.auth.host.database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions") }
+        #expect(after == before, "no session was made")
     }
 
     @Test func aSuccessfulLoginDoesNotSpendTheBudget() async throws {

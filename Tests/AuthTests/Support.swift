@@ -42,11 +42,11 @@ struct Harness {
 
     init(
         database: DatabaseSettings = .inMemory, clock: TestClock = TestClock(), failedLoginsPerMinute: Int = 60,
-        recordsShards: Int = 1
+        recordsShards: Int = 1, argon2: Argon2Cost = .minimum
     ) throws {
         self.clock = clock
         var configuration = AuthConfiguration(
-            argon2: .minimum, hashingConcurrency: 2, failedLoginsPerMinute: failedLoginsPerMinute, now: { clock.now })
+            argon2: argon2, hashingConcurrency: 2, failedLoginsPerMinute: failedLoginsPerMinute, now: { clock.now })
         configuration.recordsShards = recordsShards
         auth = try AuthService(configuration: configuration, database: database, logger: quietLogger)
         transport = InProcessTransport(auth.dispatcher)

@@ -102,13 +102,23 @@ struct Handlers: Sendable {
         let now = self.now
         let throttle = configuration.throttle
         let key = client.key(username: username)
-        try await commits.write { db in
-            try LoginFailures.admit(db, key: key, username: username, now: now, throttle: throttle)
-        }
-        if !client.trusted { try budget.take(now: now) }
+        // Refusals first, before anything is counted: an attempt refused (the caller gone,
+        // the global budget spent, the key backing off) is not a failure of the key.
         try context.checkDeadline()
+        if !client.trusted { try budget.take(now: now) }
+        do {
+            try await commits.write { db in
+                try LoginFailures.admit(db, key: key, username: username, now: now, throttle: throttle)
+            }
+        } catch {
+            if !client.trusted { budget.refund() }
+            throw error
+        }
         let matches = await passwords.verify(password, against: user?.passwordHash, priority: client.trusted)
         if matches && !client.trusted { budget.refund() }
+        // A login clears its key in the transaction that makes the session; a signed-in
+        // session's check (password change, account deletion) is cleared here.
+        if matches, case .session = client { try await commits.write { db in try LoginFailures.clear(db, key: key) } }
         return matches
     }
 

@@ -34,8 +34,11 @@ extension Handlers {
         let now = self.now
         let lifetime = configuration.sessionLifetime
         let (session, deviceToken) = try await commits.write { db in
-            // Deleted while its password was being checked.
-            guard try User.find(db, id: user.id) != nil else { throw Self.wrongCredentials }
+            // Deleted, or its password changed, while the password was being checked: the
+            // password was checked against a hash that is no longer the account's.
+            guard let current = try User.find(db, id: user.id), current.passwordHash == user.passwordHash else {
+                throw Self.wrongCredentials
+            }
             try LoginFailures.clear(db, key: client.key(username: username))
             let deviceToken: String
             if let device, let presented = body.deviceToken {

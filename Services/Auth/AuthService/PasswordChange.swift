@@ -35,7 +35,6 @@ extension Handlers {
         guard db.changesCount == 1 else {
             throw ServiceError(.failedPrecondition, "the password was changed by another request meanwhile; try again")
         }
-        try LoginFailures.clear(db, username: change.user.username)
         let revoked = try Session.revokeAll(db, userId: change.user.id, except: context.principal?.sessionId)
         if !revoked.isEmpty {
             try Outbox.append(

@@ -4,7 +4,8 @@
 // serial dispatch queues, at most `hashingConcurrency` hashes at once, so a burst of logins
 // cannot ask for more than that many × memlimit bytes. One of those queues is kept for
 // checks from known devices and signed-in sessions (`priority`), so a flood of guesses from
-// strangers never leaves the owner's login waiting behind it.
+// strangers never leaves the owner's login waiting behind it (with a limit of one, the one
+// queue serves both).
 import CSodium
 import Dispatch
 import Foundation
@@ -23,8 +24,9 @@ final class Passwords: Sendable {
     init(cost: Argon2Cost, concurrency: Int) throws {
         guard sodium_init() >= 0 else { throw ServiceError.internal("libsodium failed to initialize") }
         self.cost = cost
+        // (one lane in all when the limit is one: it then serves every check, none is kept)
         queues = (0..<max(1, concurrency - 1)).map { DispatchQueue(label: "auth.argon2.\($0)") }
-        priorityQueue = DispatchQueue(label: "auth.argon2.priority")
+        priorityQueue = concurrency > 1 ? DispatchQueue(label: "auth.argon2.priority") : queues[0]
         dummyHash = try Self.hashNow(Crypto.base64URL(Crypto.random(count: 32)), cost: cost)
     }
 
