@@ -234,6 +234,37 @@ struct DurabilityTests {
         }
     }
 
+    @Test("a killed supervisor's services: the next stack up stops and restarts them; stack down without it waits for them")
+    func killedSupervisor() async throws {
+        try await withStack { stack in
+            try await stack.upAndRegister("alice")
+            let supervisor = try #require(stack.pid("supervisor"))
+            let records = try #require(stack.pid("records"))
+            kill(supervisor, SIGKILL)
+            #expect(try await stack.eventually { !TestStack.isRunning(supervisor) })
+            #expect(TestStack.isRunning(records), "its services run on without it")
+
+            let up = try await stack.logbook("stack", "up")
+            #expect(up.status == 0, "\(up.stdout)\(up.stderr)")
+            let restarted = try #require(stack.pid("records"))
+            #expect(restarted != records)
+            #expect(!TestStack.isRunning(records), "the orphan was stopped, not left holding the database")
+            #expect(stack.log("supervisor").contains("left running by a supervisor that is gone"), "\(stack.log("supervisor"))")
+            let write = try await stack.logbook("expense", "add", "Lunch", "12.50")
+            #expect(write.status == 0, "\(write.stderr)")
+
+            // Killed again: `stack down` stops what it left, waits for it, removes the sockets.
+            let second = try #require(stack.pid("supervisor"))
+            kill(second, SIGKILL)
+            #expect(try await stack.eventually { !TestStack.isRunning(second) })
+            let down = try await stack.logbook("stack", "down")
+            #expect(down.status == 0, "\(down.stdout)\(down.stderr)")
+            #expect(down.stdout.contains("stack was not supervised; stopped"), "\(down.stdout)")
+            #expect(TestStack.processes(home: stack.home).isEmpty, "nothing of the stack runs after `stack down`")
+            #expect(!Self.exists(stack.runDirectory + "/records.sock"))
+        }
+    }
+
     @Test("a backup taken under a write load restores exactly a prefix of the acknowledged writes")
     func backupUnderLoadRestores() async throws {
         try await withStack { stack in

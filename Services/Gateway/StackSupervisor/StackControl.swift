@@ -2,6 +2,7 @@
 // the CLI parses arguments and prints; what happens to processes and files happens here.
 import Foundation
 import Runtime
+import Storage
 import Wire
 
 public enum StackControl {
@@ -45,30 +46,71 @@ public enum StackControl {
     }
 
     /// Stops the supervisor (SIGTERM, which stops its services) and waits up to 20 s for it;
-    /// then stops services left running without one (by their pid files).
+    /// then stops services left running without one, waits until they are gone and removes
+    /// their sockets.
     public static func stop(_ files: StackFiles) async throws -> Stopped {
         guard let pid = files.liveSupervisor() else {
             unlink(files.supervisorPidFile)
-            return .notRunning(strays: stopStrays(files))
+            let strays = stopOrphans(files)
+            files.removeSockets()
+            return .notRunning(strays: strays)
         }
         kill(pid, SIGTERM)
         guard await ProcessTable.waitGone(pid, timeout: .seconds(20)) else {
             kill(pid, SIGKILL)
-            _ = stopStrays(files, signal: SIGKILL)
+            _ = stopOrphans(files, grace: 0)
+            files.removeSockets()
             throw ServiceError(.deadlineExceeded, "the supervisor (pid \(pid)) did not stop within 20 s; killed it and its services")
         }
-        _ = stopStrays(files)
+        _ = stopOrphans(files)
         return .stopped(supervisor: pid)
     }
 
-    /// Services left running without a supervisor (it was killed): signal them by pid file.
-    static func stopStrays(_ files: StackFiles, signal: Int32 = SIGTERM) -> [String] {
+    /// The stack's services running without a supervisor: a supervisor that was killed
+    /// leaves its children running, each holding its database's lock. Found by their pid
+    /// files, and for a service with a database by the holder of its lock (run/ may have gone
+    /// too); only a process of that service's executable counts.
+    static func orphans(_ files: StackFiles) -> [(service: String, pid: pid_t)] {
         (files.configuration.instances + Executables.edges).compactMap { service in
-            guard let pid = files.liveService(service) else { return nil }
-            kill(pid, signal)
-            unlink(files.pidFile(service))
-            return service
+            if let pid = files.liveService(service) { return (service, pid) }
+            guard !Executables.edges.contains(service),
+                let pid = databaseHolder(files.configuration.databasePath(service)), pid != getpid(),
+                ProcessTable.isAlive(pid),
+                let first = ProcessTable.arguments(pid).first,
+                first.hasSuffix("/" + StackConfiguration.executable(of: service))
+                    || first == StackConfiguration.executable(of: service)
+            else { return nil }
+            return (service, pid)
         }
+    }
+
+    /// Stops `orphans`: SIGTERM, up to `grace` seconds to finish what they were doing (a
+    /// service drains its requests), then SIGKILL; returns when every one is gone, with their
+    /// names. Their pid files go.
+    @discardableResult
+    static func stopOrphans(_ files: StackFiles, grace: TimeInterval = 20) -> [String] {
+        let found = orphans(files)
+        for (service, pid) in found {
+            kill(pid, grace > 0 ? SIGTERM : SIGKILL)
+            unlink(files.pidFile(service))
+        }
+        let deadline = Date().addingTimeInterval(grace)
+        while found.contains(where: { ProcessTable.isAlive($0.pid) }) {
+            if Date() >= deadline {
+                for (_, pid) in found where ProcessTable.isAlive(pid) { kill(pid, SIGKILL) }
+                usleep(100_000)
+                break
+            }
+            usleep(50_000)
+        }
+        return found.map(\.service)
+    }
+
+    /// The pid holding the flock on a database file (its service), if any.
+    static func databaseHolder(_ path: String) -> pid_t? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileLocks.holder(inode: info.st_ino)
     }
 
     /// Runs the supervisor in this process until SIGTERM/SIGINT (`logbook stack supervise`).

@@ -96,6 +96,13 @@ public final class Supervisor {
         signal(SIGHUP, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
         StackFiles.writePid(files.supervisorPidFile, getpid())
+        // A supervisor killed before this one left its services running: each holds its
+        // database, so a new copy could only fail to start, again and again, while the old
+        // one went on unsupervised. They are stopped and started again under this one.
+        let orphans = StackControl.stopOrphans(files)
+        if !orphans.isEmpty {
+            log("stopped \(orphans.joined(separator: ", ")), left running by a supervisor that is gone; starting them again")
+        }
         log("supervisor \(getpid()) started for \(files.configuration.home): \(children.map(\.name).joined(separator: ", "))")
         // The edges (Executables.edges) have no ZeroMQ socket to ping.
         let pinger = pings.start(children.map(\.name).filter { !Executables.edges.contains($0) })
