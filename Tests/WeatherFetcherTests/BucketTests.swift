@@ -183,3 +183,19 @@ import Wire
         #expect(conditions.sky == "cloudy")
     }
 }
+
+@Suite struct NearestHourTests {
+    /// docs/weather-buckets.md: the nearest UTC hour, 14:29 → 14:00 and 14:30 → 15:00, before
+    /// 1970 as after (the archive goes back to 1940).
+    @Test(arguments: [
+        ("2024-05-20T14:29:59Z", "2024-05-20T14:00:00Z"), ("2024-05-20T14:30:00Z", "2024-05-20T15:00:00Z"),
+        ("1950-06-01T14:29:59Z", "1950-06-01T14:00:00Z"), ("1950-06-01T14:30:00Z", "1950-06-01T15:00:00Z"),
+        ("1969-12-31T23:30:00Z", "1970-01-01T00:00:00Z"), ("1969-12-31T23:29:00Z", "1969-12-31T23:00:00Z"),
+        ("1940-01-01T00:30:00Z", "1940-01-01T01:00:00Z"),
+    ])
+    func halfAnHourGoesToTheLaterHour(at: String, hour: String) throws {
+        let date = try #require(WireTime.parse(at))
+        let expected = try #require(WireTime.parse(hour))
+        #expect(Fetcher.nearestHour(date) * 3600 == Int64(expected.timeIntervalSince1970))
+    }
+}

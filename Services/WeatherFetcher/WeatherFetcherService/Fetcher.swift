@@ -45,6 +45,13 @@ final class Fetcher: Sendable {
         self.logger = logger
     }
 
+    /// The nearest UTC hour, in hours since 1970, half an hour going to the later one
+    /// (docs/weather-buckets.md: 14:29 → 14:00, 14:30 → 15:00) before 1970 too, where
+    /// rounding the quotient away from zero would go to the earlier one.
+    static func nearestHour(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 / 3600 + 0.5).rounded(.down))
+    }
+
     /// Checks what no provider could answer: the coordinates and the date.
     static func validate(latitude: Double, longitude: Double, at: Date) throws(FetchFailure) {
         guard (-90...90).contains(latitude), (-180...180).contains(longitude) else {
@@ -60,7 +67,7 @@ final class Fetcher: Sendable {
     {
         try Self.validate(latitude: latitude, longitude: longitude, at: at)
         let place = Place(latitude: latitude, longitude: longitude)
-        let hour = Int64((at.timeIntervalSince1970 / 3600).rounded(.toNearestOrAwayFromZero)) * 3600
+        let hour = Self.nearestHour(at) * 3600
         let weather: WeatherSlice
         let tide: TideInput
         switch mode {

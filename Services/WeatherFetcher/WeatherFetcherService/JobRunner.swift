@@ -178,7 +178,7 @@ extension Job {
     /// The provider cache's key for this job: rounded place and nearest hour.
     var cacheKey: String {
         let place = Place(latitude: latitude, longitude: longitude)
-        let hour = Int64((at.timeIntervalSince1970 / 3600).rounded(.toNearestOrAwayFromZero))
+        let hour = Fetcher.nearestHour(at)
         return "\(place.latitudeKey),\(place.longitudeKey),\(hour)"
     }
 }
