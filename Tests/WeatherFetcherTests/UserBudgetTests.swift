@@ -35,6 +35,23 @@ import Wire
         #expect(try await get(service, 41.4, user: "u1").ok)
     }
 
+    /// docs/protocol.md, weather.get: `unavailable` when the provider "asked us to slow down
+    /// (then details.retryAfterMs)". During a long pause (a daily quota) the lookup used to
+    /// sleep until the pause ended, long after its caller had given up.
+    @Test func aLookupDuringALongPauseIsAnsweredAtOnce() async throws {
+        let harness = try Harness(configure: { $0.userCallsPerHour = 4 })
+        let service = try harness.makeService()
+        service.fetcher.limiter.pause(for: .seconds(3600))
+        let clock = ContinuousClock()
+        let started = clock.now
+        let paused = try await get(service, 41.1, user: "u1")
+        #expect(clock.now - started < .seconds(2), "answered, not waited out")
+        #expect(paused.error?.code == .unavailable, "\(paused.error?.message ?? "answered")")
+        let retryAfterMs = paused.error?.details?["retryAfterMs"]?.doubleValue ?? 0
+        #expect(retryAfterMs > 3_500_000 && retryAfterMs <= 3_600_000, "\(retryAfterMs)")
+        #expect(harness.server.requests.isEmpty)
+    }
+
     @Test func aSpentUsersCatchWaitsWithoutLosingAnAttempt() async throws {
         let harness = try Harness(configure: { $0.userCallsPerHour = 2 })
         let service = try harness.makeService()

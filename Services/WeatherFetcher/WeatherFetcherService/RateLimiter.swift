@@ -29,9 +29,18 @@ public final class RateLimiter: Sendable {
         state = Mutex(State(tokens: Double(max(1, burst)), refilled: ContinuousClock().now))
     }
 
+    /// The longest a caller waits for a pause to end, when it is waiting for the answer
+    /// (`weather.get`): a longer pause (a daily quota, until midnight UTC) is answered at once
+    /// with `FetchFailure.rateLimited` and the time left, before the caller's budget is
+    /// spent. nil (the job runner): the pause is waited out.
+    @TaskLocal public static var pauseLimit: Duration?
+
     /// Waits for a call slot (and for a pause to end). Each caller reserves its slot before
     /// waiting, so callers are served in order and the rate holds under concurrency.
     public func acquire() async throws {
+        if let limit = Self.pauseLimit, let remaining = pauseRemaining, remaining > limit {
+            throw FetchFailure.rateLimited(retryAfter: remaining)
+        }
         try perUser?.take()
         let wait = state.withLock { state -> Duration in
             let now = clock.now

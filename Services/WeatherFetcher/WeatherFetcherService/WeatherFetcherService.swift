@@ -67,9 +67,12 @@ public final class WeatherFetcherService: Sendable {
         router.read(WeatherMethods.get) { body, context in
             try body.validate(now: settings.now())
             do {
+                // (its caller waits 5 s: a pause longer than a second is answered, not waited out)
                 let conditions = try await UserCallBudget.$user.withValue(context.userId) {
-                    try await fetcher.conditions(
-                        latitude: body.latitude, longitude: body.longitude, at: body.at, water: body.water?.rawValue)
+                    try await RateLimiter.$pauseLimit.withValue(.seconds(1)) {
+                        try await fetcher.conditions(
+                            latitude: body.latitude, longitude: body.longitude, at: body.at, water: body.water?.rawValue)
+                    }
                 }
                 return WeatherGetResult(summary: conditions.summary, conditions: conditions)
             } catch let failure as FetchFailure {
