@@ -328,6 +328,33 @@ import Wire
         #expect(harness.server.requests(path: "/v1/marine").count == 3)
     }
 
+    /// A `weather.get` for an hour still to come answers a forecast: a catch made in that hour
+    /// later gets the weather that came (fetched again), not the forecast kept from the lookup.
+    @Test func aForecastIsNotKeptAsTheWeatherOfItsHour() async throws {
+        let harness = try Harness()  // the clock at 2024-06-01T12:00:00Z
+        let service = try harness.makeService()
+        let ahead = try await service.client.reply(
+            "weather.get",
+            body: ["latitude": 41.5234, "longitude": -70.6712, "at": "2024-06-02T07:00:00Z", "water": "fresh"],
+            options: CallOptions(token: "good-u1"))
+        #expect(ahead.ok, "\(ahead.error?.message ?? "")")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 1)
+        harness.advance(by: 86400)  // 2024-06-02T12:00: the hour is over
+        try await service.applyRecords([
+            harness.catchEvent(id: "c1", at: "2024-06-02T07:10:00Z", water: "fresh")
+        ])
+        let first = try await service.running { try await service.settled("c1") }
+        #expect(first["status"] == "ready")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2, "the catch's hour was asked again")
+        // fetched after its hour, that answer is kept: another catch of the hour costs no call
+        try await service.applyRecords([
+            harness.catchEvent(id: "c2", at: "2024-06-02T06:50:00Z", water: "fresh")
+        ])
+        let second = try await service.running { try await service.settled("c2") }
+        #expect(second["status"] == "ready")
+        #expect(harness.server.requests(path: "/v1/forecast").count == 2)
+    }
+
     @Test func tooManyRequestsPausesEveryoneAndCostsNoAttempt() async throws {
         let harness = try Harness()
         let calls = Counter()

@@ -224,9 +224,14 @@ struct Place: Sendable, Hashable {
 }
 
 /// Provider answers per place and hour, in the service's database so a restart keeps them.
-/// Public weather for a place, not a user's data: `user.deleted` leaves it.
+/// Public weather for a place, not a user's data: `user.deleted` leaves it. Only an answer
+/// fetched once its hour was over is kept and served: before that it is a forecast (a
+/// `weather.get` for tomorrow), and a catch made in that hour later must get the weather
+/// that came, not the one foretold.
 struct ProviderCache: Sendable {
     let writer: any DatabaseWriter
+    /// The service's clock (`WeatherFetcherSettings.now`).
+    var now: @Sendable () -> Date = { Date() }
 
     func weather(_ place: Place, hour: Int64) async throws -> WeatherSlice? {
         try await load("weather", place, hour)
@@ -270,14 +275,20 @@ struct ProviderCache: Sendable {
         let data = try await writer.read { db in
             try Data.fetchOne(
                 db,
-                sql: "SELECT data FROM providerCache WHERE kind = ? AND latitudeKey = ? AND longitudeKey = ? AND hour = ?",
-                arguments: [kind, place.latitudeKey, place.longitudeKey, hour])
+                // (an entry an older version kept while its hour was to come is not served)
+                sql: """
+                    SELECT data FROM providerCache
+                    WHERE kind = ? AND latitudeKey = ? AND longitudeKey = ? AND hour = ? AND fetchedAt >= ? + 3600
+                    """,
+                arguments: [kind, place.latitudeKey, place.longitudeKey, hour, hour])
         }
         // An entry this version cannot read is treated as missing and fetched again.
         return data.flatMap { try? JSONDecoder().decode(T.self, from: $0) }
     }
 
     private func save(_ kind: String, _ place: Place, _ hour: Int64, _ value: some Encodable & Sendable) async throws {
+        let fetchedAt = now().timeIntervalSince1970
+        guard fetchedAt >= Double(hour + 3600) else { return }  // a forecast: not kept
         let data = try JSONEncoder().encode(value)
         try await writer.write { db in
             try db.execute(
@@ -287,7 +298,7 @@ struct ProviderCache: Sendable {
                     ON CONFLICT (kind, latitudeKey, longitudeKey, hour) DO UPDATE SET
                         data = excluded.data, fetchedAt = excluded.fetchedAt
                     """,
-                arguments: [kind, place.latitudeKey, place.longitudeKey, hour, data, Date().timeIntervalSince1970])
+                arguments: [kind, place.latitudeKey, place.longitudeKey, hour, data, fetchedAt])
         }
     }
 }

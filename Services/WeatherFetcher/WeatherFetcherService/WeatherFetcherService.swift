@@ -40,7 +40,8 @@ public final class WeatherFetcherService: Sendable {
         self.host = host
         self.settings = settings
         let wakeup = Wakeup()
-        fetcher = Fetcher(settings: settings, cache: ProviderCache(writer: host.database), logger: host.logger)
+        fetcher = Fetcher(
+            settings: settings, cache: ProviderCache(writer: host.database, now: settings.now), logger: host.logger)
         runner = JobRunner(
             settings: settings, fetcher: fetcher, reader: host.database, commits: host.commits, wakeup: wakeup,
             logger: host.logger)
