@@ -45,10 +45,11 @@ public enum FileSync {
         return files
     }
 
-    /// Writes `data` as `path` in one step: a temporary file beside it, flushed, renamed
-    /// over `path`, and the directory flushed. A crash leaves the old file or the new one.
-    public static func write(_ data: Data, to path: String, mode: mode_t = 0o600) throws {
-        let temporary = path + ".\(getpid()).tmp"
+    /// Writes `data` as `path` in one step: a temporary file beside it (`temporary`, else
+    /// `path` with the pid and `.tmp`), flushed, renamed over `path`, and the directory
+    /// flushed. A crash leaves the old file or the new one (and perhaps the temporary).
+    public static func write(_ data: Data, to path: String, mode: mode_t = 0o600, temporary: String? = nil) throws {
+        let temporary = temporary ?? path + ".\(getpid()).tmp"
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure("create", temporary) }

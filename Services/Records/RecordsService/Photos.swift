@@ -327,41 +327,17 @@ public final class PhotoStore: Sendable {
         let final = path(hash)
         if access(final, F_OK) == 0 { return }
         let shard = settings.directory + "/" + hash.prefix(2)
-        if access(shard, F_OK) != 0 {
-            try FileManager.default.createDirectory(atPath: shard, withIntermediateDirectories: true)
-            try syncDirectory(settings.directory)
+        do {
+            if access(shard, F_OK) != 0 {
+                try FileManager.default.createDirectory(atPath: shard, withIntermediateDirectories: true)
+                try FileSync.sync(settings.directory)
+            }
+            // (a temporary the sweep knows: one a crash left behind is removed)
+            try FileSync.write(data, to: final, mode: 0o640, temporary: shard + "/.tmp-" + UUID().uuidString)
+        } catch {
+            logger.error("photo storage failed", metadata: ["file.path": "\(final)", "error.detail": "\(error)"])
+            throw ServiceError(.internal, "the photo could not be stored")
         }
-        let temporary = shard + "/.tmp-" + UUID().uuidString
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw fileError("create", temporary) }
-        let ok = data.withUnsafeBytes { FileDescriptor.writeAll(fd, $0) } && fsync(fd) == 0
-        let error = ok ? nil : fileError("write", temporary)
-        close(fd)
-        if let error {
-            unlink(temporary)
-            throw error
-        }
-        guard rename(temporary, final) == 0 else {
-            let error = fileError("rename", temporary)
-            unlink(temporary)
-            throw error
-        }
-        try syncDirectory(shard)
-    }
-
-    private func syncDirectory(_ path: String) throws {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw fileError("open", path) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw fileError("fsync", path) }
-    }
-
-    private func fileError(_ operation: String, _ path: String) -> any Error {
-        let detail = String(cString: strerror(errno))
-        logger.error(
-            "photo storage failed",
-            metadata: ["file.operation": "\(operation)", "file.path": "\(path)", "error.detail": "\(detail)"])
-        return ServiceError(.internal, "the photo could not be stored")
     }
 
     private func onFileQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
