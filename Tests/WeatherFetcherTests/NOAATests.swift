@@ -280,6 +280,22 @@ extension Fixtures {
         #expect(harness.server.requests(path: "/v1/marine").isEmpty)
     }
 
+    /// The station list is nobody's: a user whose budget the weather call spent does not make
+    /// it "fail" for everyone (NOAA skipped until the retry, the tide taken from the marine API).
+    @Test func aSpentUsersLookupDoesNotKeepEveryoneOffNOAA() async throws {
+        let harness = try Harness(handler: Fixtures.withNOAA()) {
+            $0.noaaMaxKm = 30
+            $0.userCallsPerHour = 1
+        }
+        let service = try harness.makeService()
+        let body: JSONValue = ["latitude": 41.5234, "longitude": -70.6712, "at": "2024-05-20T12:00:00Z"]
+        _ = try await service.client.reply("weather.get", body: body, options: CallOptions(token: "good-u1"))
+        #expect(harness.server.requests(path: NOAA.stationsPath).count == 1, "asked for u1's lookup, not charged to u1")
+        // u2: the weather from the cache, the station list known, the predictions on u2's budget
+        let second = try await service.client.reply("weather.get", body: body, options: CallOptions(token: "good-u2"))
+        #expect(second.result?["conditions"]?["tideSource"] == "noaa", "\(second.result?.jsonText ?? second.error?.message ?? "")")
+    }
+
     @Test func weatherGetUsesNOAAToo() async throws {
         let harness = try harness()
         let service = try harness.makeService()

@@ -107,7 +107,10 @@ actor TideStations {
             return stations
         }
         do {
-            let list = try await client.stations()
+            // The list is nobody's (UserCallBudget): not charged to the user whose catch or
+            // lookup needed it first, whose spent budget would otherwise count as NOAA failing
+            // and keep everyone off NOAA until the retry.
+            let list = try await UserCallBudget.$user.withValue(nil) { try await client.stations() }
             try await store(list, at: now)
             stations = list
             fetchedAt = now
