@@ -53,6 +53,7 @@ public enum FileSync {
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure("create", temporary) }
+        fchmod(fd, mode)  // (exactly `mode`, whatever the umask)
         let written = data.withUnsafeBytes { FileDescriptor.writeAll(fd, $0) }
         let synced = written && fsync(fd) == 0
         let error = synced ? nil : failure(written ? "fsync" : "write", temporary)

@@ -157,18 +157,21 @@ public struct AnalyticsService: Sendable {
 
     static func applyEach(_ producer: String) -> @Sendable (Database, Event, ProjectionBatch) throws -> Void {
         switch producer {
-        case _ where StackConfiguration.shard(of: producer) != nil:
-            { db, event, batch in
-                if let userId = event.userId, try batch.isDeleted(db, userId: userId) { return }
-                try applyRecordsEvent(db, event, batch)
-            }
-        case "weather-fetcher":
-            { db, event, batch in
-                if let userId = event.userId, try batch.isDeleted(db, userId: userId) { return }
-                try applyWeatherEvent(db, event, batch)
-            }
+        case _ where StackConfiguration.shard(of: producer) != nil: skippingDeletedUsers(applyRecordsEvent)
+        case "weather-fetcher": skippingDeletedUsers(applyWeatherEvent)
         case "auth": { db, event, _ in try applyAuthEvent(db, event) }
         default: { _, _, _ in }
+        }
+    }
+
+    /// `apply`, for every event but those of a user whose account was deleted
+    /// (`ProjectionBatch.isDeleted`).
+    static func skippingDeletedUsers(
+        _ apply: @escaping @Sendable (Database, Event, ProjectionBatch) throws -> Void
+    ) -> @Sendable (Database, Event, ProjectionBatch) throws -> Void {
+        { db, event, batch in
+            if let userId = event.userId, try batch.isDeleted(db, userId: userId) { return }
+            try apply(db, event, batch)
         }
     }
 

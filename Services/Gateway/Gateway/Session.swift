@@ -102,18 +102,8 @@ public struct SessionStore: Sendable {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(directory, 0o700)
-        let temporary = path + ".tmp"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Self.failure("cannot create \(temporary)") }
-        fchmod(fd, 0o600)
-        let written = data.withUnsafeBytes { FileDescriptor.writeAll(fd, $0) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written, synced == 0, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw Self.failure("cannot write \(path)")
-        }
+        // (the directory is flushed after the rename too: a session written survives a power cut)
+        try FileSync.write(data, to: path, mode: 0o600, temporary: path + ".tmp")
     }
 
     /// Removes the session file; true if there was one.
