@@ -47,13 +47,13 @@ public enum FileSync {
 
     /// Writes `data` as `path` in one step: a temporary file beside it (`temporary`, else
     /// `path` with the pid and `.tmp`), flushed, renamed over `path`, and the directory
-    /// flushed. A crash leaves the old file or the new one (and perhaps the temporary).
+    /// flushed. A crash leaves the old file or the new one (and perhaps the temporary). The
+    /// file is made with `mode` less the umask (the stack's is 077: its files are its owner's).
     public static func write(_ data: Data, to path: String, mode: mode_t = 0o600, temporary: String? = nil) throws {
         let temporary = temporary ?? path + ".\(getpid()).tmp"
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure("create", temporary) }
-        fchmod(fd, mode)  // (exactly `mode`, whatever the umask)
         let written = data.withUnsafeBytes { FileDescriptor.writeAll(fd, $0) }
         let synced = written && fsync(fd) == 0
         let error = synced ? nil : failure(written ? "fsync" : "write", temporary)
