@@ -203,6 +203,8 @@ struct ShardExportBody: Codable, Sendable {
     var table: String
     /// The last rowid of the previous page (0 first).
     var after: Int64?
+    /// `idempotency` only: the last key of the previous page (the `nextKey` it answered).
+    var afterKey: String?
     var limit: Int?
 }
 
@@ -213,6 +215,8 @@ struct ShardExportResult: Codable, Sendable {
     var files: [String: String]?
     /// Pass as `after` for the next page; absent when this was the last.
     var next: Int64?
+    /// `idempotency` only: pass as `afterKey` for the next page (absent with `next`).
+    var nextKey: String?
 }
 
 struct ShardImportBody: Codable, Sendable {
@@ -273,7 +277,7 @@ extension RecordsService {
             let limit = min(max(body.limit ?? 500, 1), 2000)
             return try await exportPage(
                 database: database, photos: photos, userId: body.userId, table: body.table, after: body.after ?? 0,
-                limit: limit)
+                afterKey: body.afterKey, limit: limit)
         }
         router.ownWrite("records.shard.import", access: .public, maxBytes: 64 * 1024 * 1024) {
             (body: ShardImportBody, _) -> ShardCountResult in
@@ -385,17 +389,29 @@ extension RecordsService {
     }
 
     static func exportPage(
-        database: any DatabaseWriter, photos: PhotoStore, userId: String, table: String, after: Int64, limit: Int
+        database: any DatabaseWriter, photos: PhotoStore, userId: String, table: String, after: Int64,
+        afterKey: String? = nil, limit: Int
     ) async throws -> ShardExportResult {
         if table == "idempotency" {
-            // No rowid here: pages by position (nothing of the user changes while held).
+            // No rowid here: pages by key, after the previous page's last. The hourly prune
+            // (IdempotencyJanitor) may forget old keys of a held user between two pages; by
+            // position, the keys after them would then slide back past the page boundary and
+            // never be copied, and a retry of one of those writes would be applied again on
+            // the target. A caller without `afterKey` (an older CLI) still pages by position.
             let rows = try database.read { db in
-                try Row.fetchAll(
+                if let afterKey {
+                    return try Row.fetchAll(
+                        db, sql: "SELECT * FROM idempotency WHERE principal = ? AND key > ? ORDER BY key LIMIT ?",
+                        arguments: [userId, afterKey, limit])
+                }
+                return try Row.fetchAll(
                     db, sql: "SELECT * FROM idempotency WHERE principal = ? ORDER BY key LIMIT ? OFFSET ?",
                     arguments: [userId, limit, after])
             }
+            let more = rows.count == limit
             return ShardExportResult(
-                table: table, rows: try rows.map(json), files: nil, next: rows.count == limit ? after + Int64(limit) : nil)
+                table: table, rows: try rows.map(json), files: nil, next: more ? after + Int64(limit) : nil,
+                nextKey: more ? rows.last.map { $0["key"] as String } : nil)
         }
         if table == "photo" {
             // The photos the user's catches show, with their files: one photo a page (a file

@@ -166,10 +166,13 @@ struct ShardMover {
             progress("\(report.username)'s writes are held on \(source); copying to \(target)")
             for table in Self.tables {
                 var after: Int64 = 0
+                var afterKey: String?
                 while true {
-                    let page = try await call(
-                        source, "records.shard.export",
-                        ["userId": .string(userId), "table": .string(table), "after": .number(.init(after)), "limit": 1000])
+                    var query: [String: JSONValue] = [
+                        "userId": .string(userId), "table": .string(table), "after": .number(.init(after)), "limit": 1000,
+                    ]
+                    if let afterKey { query["afterKey"] = .string(afterKey) }
+                    let page = try await call(source, "records.shard.export", query)
                     let rows = page["rows"]?.arrayValue ?? []
                     if !rows.isEmpty || page["files"]?.objectValue?.isEmpty == false {
                         var body: [String: JSONValue] = [
@@ -183,6 +186,7 @@ struct ShardMover {
                     }
                     guard let next = page["next"]?.intValue else { break }
                     after = Int64(next)
+                    afterKey = page["nextKey"]?.stringValue
                 }
             }
             let committed = try await call(target, "records.shard.commit", ["userId": .string(userId), "shard": .number(.init(from))])
