@@ -150,14 +150,16 @@ public struct Router: Sendable {
         write(method.name, access: access, maxBytes: maxBytes, handler)
     }
 
-    /// A group-committed write of the contract with slow preparation outside the transaction.
+    /// A group-committed write of the contract with slow preparation outside the transaction
+    /// (`recordsKey` as for the untyped one).
     public mutating func write<Body, Prepared: Sendable, Result>(
         _ method: Method<Body, Result>, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
         prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
-        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result
+        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result,
+        recordsKey: Bool = true
     ) {
         precondition(method.kind == .write, "\(method.name) is a \(method.kind.rawValue): register it with read(_:)")
-        write(method.name, access: access, maxBytes: maxBytes, prepare: prepare, commit)
+        write(method.name, access: access, maxBytes: maxBytes, prepare: prepare, commit, recordsKey: recordsKey)
     }
 
     /// An own-write of the contract (its writes are its own, outside the group commit).
@@ -193,12 +195,18 @@ public struct Router: Sendable {
 
     /// A write with slow preparation outside the transaction (hashing a password, making a
     /// thumbnail); `commit` then runs inside the group-committed transaction.
+    /// - Parameter recordsKey: false for a write that removes its own principal (an account's
+    ///   deletion): a key recorded after that would outlive everything else of the user, and
+    ///   a retry cannot reach the log anyway (the session is gone: `unauthenticated`).
     public mutating func write<Body: Decodable & Sendable, Prepared: Sendable, Result: Encodable & Sendable>(
         _ method: String, access: Access = .user, maxBytes: Int = Router.defaultMaxBytes,
         prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
-        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result
+        _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result,
+        recordsKey: Bool = true
     ) {
-        write(method, access: access, maxBytes: maxBytes, prepare: prepare, commit, settle: { _ in })
+        write(
+            method, access: access, maxBytes: maxBytes, prepare: prepare, commit, settle: { _ in }, checksLogFirst: true,
+            recordsKey: recordsKey)
     }
 
     /// A write whose preparation leaves something outside the database (files a photo
@@ -222,7 +230,7 @@ public struct Router: Sendable {
         _ method: String, access: Access, maxBytes: Int,
         prepare: @escaping @Sendable (Body, RequestContext) async throws -> Prepared,
         _ commit: @escaping @Sendable (Prepared, RequestContext, Database) throws -> Result,
-        settle: @escaping @Sendable (Prepared) async -> Void, checksLogFirst: Bool
+        settle: @escaping @Sendable (Prepared) async -> Void, checksLogFirst: Bool, recordsKey: Bool = true
     ) {
         guard let commits else { preconditionFailure("write route \(method) needs a GroupCommitter") }
         add(
@@ -251,7 +259,7 @@ public struct Router: Sendable {
                         }
                         try context.checkDeadline()
                         let encoded = try WireCoding.encode(try commit(prepared, context, db))
-                        if let key {
+                        if recordsKey, let key {
                             try Idempotency.record(
                                 db, principal: principal, key: key, requestHash: requestHash, method: method,
                                 result: encoded)

@@ -95,7 +95,13 @@ import Wire
         #expect(changed.reason == "password_changed" && changed.sessionIds == [sessionC].compactMap { $0 })
         #expect(!changed.sessionIds.contains(sessionA ?? ""))
 
-        try await h.call("auth.account.delete", ["password": "new password"], token: d)
+        try await h.call("auth.account.delete", ["password": "new password"], token: d, key: "delete-1")
+        // Nothing of the user is left in the idempotency log, the deletion's own key included.
+        let keys = try await h.auth.host.database.read { db in
+            try String.fetchAll(db, sql: "SELECT key FROM idempotency WHERE principal = ?", arguments: [userId])
+        }
+        #expect(keys == [])
+        #expect(try await h.failure("auth.account.delete", ["password": "new password"], token: d, key: "delete-1").code == .unauthenticated)
         // Deleting the account blanks the user's earlier events (same sequence numbers, no
         // data) and adds the two every service needs.
         let events = try await h.events()

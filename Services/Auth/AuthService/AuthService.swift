@@ -86,7 +86,8 @@ struct Handlers: Sendable {
         router.read(AuthMethods.whoami, access: .user, whoami)
         router.write(AuthMethods.settingsUpdate, access: .user, updateSettings)
         router.write(AuthMethods.passwordChange, access: .user, prepare: preparePasswordChange, commitPasswordChange)
-        router.write(AuthMethods.accountDelete, access: .user, prepare: prepareAccountDelete, commitAccountDelete)
+        router.write(
+            AuthMethods.accountDelete, access: .user, prepare: prepareAccountDelete, commitAccountDelete, recordsKey: false)
         router.read(AuthMethods.shardGet, access: .public, shardGet)
         router.write(AuthMethods.shardSet, access: .public, shardSet)
         return router
