@@ -76,6 +76,10 @@ public enum StackKeys {
         if link(temporary, path) != 0 && errno != EEXIST {
             throw ConfigurationError("cannot create \(path): \(String(cString: strerror(errno)))")
         }
+        // The link is an entry in the directory: flushed, so a power cut cannot take the key
+        // back after the services (or other hosts, given a copy) started using it.
+        unlink(temporary)
+        do { try FileSync.syncParent(path) } catch { throw ConfigurationError("\(error)") }
     }
 
     /// Equal keys, compared in time that does not depend on where they differ.
