@@ -320,6 +320,9 @@ struct ImportExportTests {
             counts = exported.object["counts"] as? [String: Any] ?? [:]
             let again = try await stack.logbook("export", archive)
             #expect(again.status == 4, "an existing file is not overwritten without --force")
+            let replaced = try await stack.logbook("export", archive, "--force")
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: archive + ".part"), "the archive is renamed into place")
             let catches = try await stack.object("catch", "list", "--all")
             let fresh = ((catches["fresh"] as? [String: Any])?["items"] as? [[String: Any]]) ?? []
             let pike = try #require(fresh.first)

@@ -121,12 +121,13 @@ struct ExportCommand: GatewayCommand {
         if file == "-" {
             FileHandle.standardOutput.write(data)
         } else {
-            let temporary = file + ".part"
-            guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
-                throw ServiceError(.failedPrecondition, "cannot write \(file)", field: "file")
+            // Written aside, flushed and renamed over FILE: a crash or a power cut leaves the
+            // old archive or the whole new one, never neither or a part.
+            do {
+                try FileSync.write(data, to: file, mode: 0o600, temporary: file + ".part")
+            } catch let error as ServiceError {
+                throw ServiceError(.failedPrecondition, error.message, field: "file")
             }
-            _ = try? FileManager.default.removeItem(atPath: file)
-            try FileManager.default.moveItem(atPath: temporary, toPath: file)
         }
         let counts = archive.counts
         if context.json {
