@@ -379,6 +379,19 @@ public struct Router: Sendable {
     /// over the body's bytes (CanonicalJSON), without parsing the frame again; a body the
     /// byte-level writer does not handle exactly takes the long way, which gives the same
     /// text, so a hash stored by either way matches the other.
+    /// What the idempotency log holds for this request: the first attempt's answer when its
+    /// key was recorded for the same request (nil when there is no key or it is not there);
+    /// `already_exists` when the key was used for a different request. For a write refused
+    /// before it reaches its route (a held user), so a retry of one that did commit is still
+    /// told so.
+    public static func loggedAnswer(_ db: Database, method: String, frame: Data, context: RequestContext) throws -> Data? {
+        guard let key = context.idempotencyKey else { return nil }
+        let requestHash = try requestHash(method: method, frame: frame)
+        let lookup = try Idempotency.lookup(db, principal: context.principal?.userId ?? "", key: key, requestHash: requestHash)
+        if case .replay(let stored) = lookup { return stored }
+        return nil
+    }
+
     static func requestHash(method: String, frame: Data) throws -> String {
         var input = Data(method.utf8)
         input.append(UInt8(ascii: "\n"))

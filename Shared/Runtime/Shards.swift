@@ -162,11 +162,11 @@ public enum StackMember {
 
 extension Router {
     /// This router with `around` run around every route's handler (after the session is
-    /// resolved): a records shard refuses users who live elsewhere and holds writes of a
-    /// user being moved (RecordsService, Shards.swift).
+    /// resolved), given the request's frame: a records shard refuses users who live elsewhere
+    /// and holds writes of a user being moved (RecordsService, Shards.swift).
     public func wrapped(
         _ around: @escaping @Sendable (
-            _ route: Route, _ context: RequestContext, _ handle: @Sendable () async throws -> Data
+            _ route: Route, _ frame: Data, _ context: RequestContext, _ handle: @Sendable () async throws -> Data
         ) async throws -> Data
     ) -> Router {
         var wrapped = Router(commits: commits)
@@ -175,7 +175,7 @@ extension Router {
             wrapped.add(
                 Route(method: route.method, access: route.access, kind: route.kind, maxBytes: route.maxBytes, decode: route.decode) {
                     frame, body, context in
-                    try await around(route, context) { try await inner(frame, body, context) }
+                    try await around(route, frame, context) { try await inner(frame, body, context) }
                 })
         }
         return wrapped

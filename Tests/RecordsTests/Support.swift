@@ -4,7 +4,7 @@
 import Foundation
 import GRDB
 import Logging
-import RecordsService
+@testable import RecordsService
 import Runtime
 import Storage
 import Synchronization
@@ -57,7 +57,11 @@ struct Harness {
 
     /// - Parameter photos: where photos go; by default a directory under /tmp that is only
     ///   created when a test stores a photo.
-    init(path: String? = nil, clock: TestClock = TestClock(), photos settings: PhotoSettings? = nil) throws {
+    /// - Parameter guarded: with shard 1's guard and move methods around the routes, as the
+    ///   service runs them (RecordsService.assemble).
+    init(
+        path: String? = nil, clock: TestClock = TestClock(), photos settings: PhotoSettings? = nil, guarded: Bool = false
+    ) throws {
         var logger = Logger(label: "records-test")
         logger.logLevel = .critical
         host = try ServiceHost(
@@ -65,8 +69,13 @@ struct Harness {
             migrator: RecordsService.migrator, eventsEndpoint: nil, logger: logger)
         let settings = settings ?? PhotoSettings(directory: "/tmp/lb-photos-\(UUID().uuidString.prefix(8).lowercased())")
         photos = PhotoStore(settings: settings, database: host.database, logger: logger)
-        dispatcher = host.dispatcher(
-            router: RecordsService.router(host: host, photos: photos, now: clock.closure), sessions: TestSessions())
+        var router = RecordsService.router(host: host, photos: photos, now: clock.closure)
+        if guarded {
+            let shardGuard = try ShardGuard(shard: 1, database: host.database)
+            RecordsService.registerShardMoves(&router, guard: shardGuard, photos: photos)
+            router = router.wrapped(shardGuard.around)
+        }
+        dispatcher = host.dispatcher(router: router, sessions: TestSessions())
         self.clock = clock
     }
 

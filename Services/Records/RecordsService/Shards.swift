@@ -95,20 +95,20 @@ public final class ShardGuard: Sendable {
     func state(_ userId: String) -> State? { inner.withLock { $0.states[userId] } }
 
     /// Runs around every route (Router.wrapped).
-    @Sendable public func around(_ route: Route, _ context: RequestContext, _ handle: @Sendable () async throws -> Data)
-        async throws -> Data
-    {
+    @Sendable public func around(
+        _ route: Route, _ frame: Data, _ context: RequestContext, _ handle: @Sendable () async throws -> Data
+    ) async throws -> Data {
         guard let principal = context.principal else { return try await handle() }
         let userId = principal.userId
         let write = route.kind == .write
-        try inner.withLock { inner in
+        let held = try inner.withLock { inner -> Bool in
             switch inner.states[userId] {
             case .moved(let to)?:
                 throw ShardRedirect.error(userShard: to, here: shard)
             case .arriving?:
                 throw Self.held
             case .moving?:
-                if write { throw Self.held }
+                if write { return true }
             case .arrived?:
                 break
             case nil:
@@ -117,6 +117,17 @@ public final class ShardGuard: Sendable {
                 }
             }
             if write { inner.inflight[userId, default: 0] += 1 }
+            return false
+        }
+        if held {
+            // A retry of a write that committed before the hold (its answer lost on the way) is
+            // answered from the log, not refused: refused, it would read as "not done", and the
+            // user would run the command again under a new key and write it twice.
+            let logged = try await database.read { db in
+                try Router.loggedAnswer(db, method: route.method, frame: frame, context: context)
+            }
+            if let logged { return logged }
+            throw Self.held
         }
         guard write else { return try await handle() }
         defer {

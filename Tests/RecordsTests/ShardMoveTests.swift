@@ -1,12 +1,12 @@
-// A shard move copies the user's idempotency keys page by page while the hourly prune may
-// run (Services/Records/RecordsService/Shards.swift, `exportPage`).
+// A shard move on the source: the idempotency keys copied page by page while the hourly
+// prune may run, and retries of writes while the user is held (Services/Records/RecordsService/Shards.swift).
 import Foundation
 import GRDB
 @testable import RecordsService
 import Storage
 import Testing
 
-@Suite struct ShardExportTests {
+@Suite struct ShardMoveTests {
     @Test("keys pruned between two pages of a move do not make later keys slip past the next page")
     func pruneBetweenPagesSkipsNothing() async throws {
         let records = try Harness()
@@ -46,5 +46,23 @@ import Testing
             afterKey = try #require(page.nextKey)
         }
         #expect(copied == keys, "every key that was there when its page was read is copied, once")
+    }
+
+    @Test("a retry of a write that committed before the user's hold is answered from the log, not refused")
+    func aRetryDuringAHoldIsAnsweredFromTheLog() async throws {
+        let records = try Harness(guarded: true)
+        let body = #"{"name":"Lunch","amountMinor":1250}"#
+        let first = try await records.ok("records.expense.add", body, key: "lunch-1")
+        try await records.ok("records.shard.freeze", #"{"userId":"alice","shard":2}"#, as: "operator")
+
+        // The first attempt's answer was lost; the client's retry (same key, same request)
+        // arrives while the user is held.
+        #expect(try await records.ok("records.expense.add", body, key: "lunch-1") == first)
+        // A new write is held, as before; the key reused for another request is refused.
+        let held = try await records.fails("records.expense.add", #"{"name":"Tea","amountMinor":300}"#, key: "tea-1")
+        #expect(held.code == .unavailable && held.details?["reason"]?.stringValue == "shard_move")
+        let reused = try await records.fails("records.expense.add", #"{"name":"Tea","amountMinor":300}"#, key: "lunch-1")
+        #expect(reused.code == .alreadyExists)
+        #expect(try await records.count("expense") == 1)
     }
 }
