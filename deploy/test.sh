@@ -33,10 +33,12 @@ if ! "$venv/bin/python3" -c 'import yaml, kubernetes_validate' 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q 'kubernetes-validate==1.37.0' 'PyYAML==6.0.3'
 fi
-# Schemathesis, the independent HTTP client of Tests/EndToEndTests/SchemathesisTests.swift.
-if ! command -v schemathesis >/dev/null; then
-    echo "test: installing schemathesis (pip)"
-    python3 -m pip install --quiet --disable-pip-version-check schemathesis
+# Schemathesis, the independent HTTP client of Tests/EndToEndTests/SchemathesisTests.swift:
+# the one on PATH, else a pinned one in the same venv (Debian's own python3 has no pip, and
+# refuses installs into the system's packages: PEP 668).
+if ! command -v schemathesis >/dev/null && [[ ! -x "$venv/bin/schemathesis" ]]; then
+    echo "test: installing schemathesis into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check 'schemathesis==4.32.5'
 fi
 # Serially: many suites start real services and give them seconds to answer; run all at
 # once on a two-core machine, they starve each other's services and fail on time, not on

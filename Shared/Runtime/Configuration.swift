@@ -189,7 +189,15 @@ public struct StackConfiguration: Sendable, Equatable {
 
     /// KEY=VALUE per line; `#` starts a comment; surrounding quotes are removed.
     static func parseFile(_ path: String) throws -> [String: String] {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = access(path, R_OK) == 0 ? "cannot read it" : String(cString: strerror(errno))
+            throw ConfigurationError(
+                "\(path): \(reason); the user this runs as (\(NSUserName())) must be able to read it "
+                    + "(under systemd, /etc/logbook/logbook.conf is root:logbook, mode 0640)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError("\(path): not UTF-8 text")
+        }
         var values: [String: String] = [:]
         // (lines end in \n or \r\n: Swift reads "\r\n" as one character, which is not "\n")
         for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {

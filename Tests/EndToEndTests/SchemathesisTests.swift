@@ -16,10 +16,12 @@ import Testing
 struct SchemathesisTests {
     static let examples = 20
 
-    /// `schemathesis` on PATH, in ~/.local/bin, or beside the python3 that installed it.
+    /// `schemathesis` on PATH, in ~/.local/bin, beside the python3 that installed it, or in
+    /// the venv deploy/test.sh installs it into.
     static func executable() -> String? {
         let environment = ProcessInfo.processInfo.environment
         var directories = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+        directories.append(Tool.repository + "/.build/deploy-venv/bin")
         directories.append(NSHomeDirectory() + "/.local/bin")
         directories.append(NSHomeDirectory() + "/.pyenv/shims")
         let python = Process()

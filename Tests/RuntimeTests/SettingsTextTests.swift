@@ -38,6 +38,18 @@ import Testing
         #expect(configuration.recordsShards == 2)
     }
 
+    @Test func aConfigFileThatCannotBeReadIsNamedWithWhoMustReadIt() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        // (the tests run as root, who reads any mode: a directory where the file goes cannot be read)
+        try FileManager.default.createDirectory(atPath: scratch.path + "/logbook.conf", withIntermediateDirectories: false)
+        let error = #expect(throws: ConfigurationError.self) {
+            try StackConfiguration.load(environment: ["LOGBOOK_HOME": scratch.path])
+        }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        #expect(text.contains(scratch.path + "/logbook.conf") && text.contains("must be able to read it"), "\(text)")
+    }
+
     /// More than a pipe holds at once: the writes are partial, and all of it arrives.
     @Test func writeAllWritesEverythingThroughAPipe() async throws {
         var fds: [Int32] = [0, 0]
