@@ -273,14 +273,30 @@ public final class SocketPump: Sendable {
         /// waking at once again.
         var stalled = false
         let clock = ContinuousClock()
+        /// When to make the socket again after its setup failed (a reconnect's, or the first).
+        var setupRetry: (at: ContinuousClock.Instant, delay: Duration)?
         while true {
             guard let current = socket else {
-                // Setup failed on reconnect: wait for the next command.
+                // Setup failed (no descriptor left, say): made again on a timer, 0.1 s doubling
+                // to 2 s. Waiting for a command would wait forever: a request queued here is
+                // never delivered, so its client never asks for a reconnect.
+                let retry = setupRetry ?? (clock.now + .milliseconds(100), .milliseconds(100))
+                setupRetry = retry
                 parked.store(true, ordering: .sequentiallyConsistent)
                 if !hasWork { _ = try? waitForWake(timeoutMs: 100) }
                 parked.store(false, ordering: .sequentiallyConsistent)
                 drainWakePipe()
                 if processCommands(socket: &socket, backlog: &backlog, setup: setup, onEvent: onEvent) { return }
+                if socket == nil, clock.now >= retry.at {
+                    do {
+                        socket = try setup()
+                    } catch {
+                        onEvent(.failed("\(error)"))
+                        let delay = min(retry.delay * 2, .seconds(2))
+                        setupRetry = (clock.now + delay, delay)
+                    }
+                }
+                if socket != nil { setupRetry = nil }
                 here.socket = nil
                 runJobs()
                 continue
