@@ -36,6 +36,13 @@ ProcessMain.run {
         ]
     ) { configuration, logger in
         let settings = try EdgeSettings(configuration: configuration)
+        let needed = settings.maxConnections + DescriptorLimit.reserve
+        let descriptors = DescriptorLimit.raise(to: needed)
+        if descriptors.soft < needed {
+            logger.warning(
+                "fewer descriptors than LOGBOOK_HTTP_MAX_CONNECTIONS needs: lower it, or raise the hard limit (LimitNOFILE= in the unit)",
+                metadata: ["descriptors": "\(descriptors.soft)", "needed": "\(needed)"])
+        }
         // TLS files are read and checked now: a bad one stops the edge before it listens.
         let tls = try settings.tls()
         if let tls {
