@@ -56,6 +56,43 @@ struct HTTPAbuseTests {
             let answer = stalled.read(until: "\r\n\r\n").text
             #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer)")
 
+            // A photo with a forged token, or none: 401 before a byte of its body is read
+            // (not 408 once the unsent body times out).
+            for authorization in ["Authorization: Bearer lbk_forged_photo\r\n", ""] {
+                let stranger = try RawConnection(port: port, receiveTimeout: 6)
+                let started = clock.now
+                stranger.write(
+                    "PUT /v1/catches/c_1/photo HTTP/1.1\r\nHost: x\r\n\(authorization)Content-Type: image/jpeg\r\n"
+                        + "Content-Length: 16000000\r\n\r\nJFIF")
+                let refused = stranger.read(until: "\r\n\r\n").text
+                #expect(refused.hasPrefix("HTTP/1.1 401"), "\(refused)")
+                #expect(clock.now - started < .seconds(1.5), "answered before the body's timeout")
+            }
+            // A signed-in user: two photo bodies at once (LOGBOOK_HTTP_PHOTO_UPLOADS); a third
+            // while they are read is 503 with Retry-After.
+            try await Task.sleep(for: .milliseconds(1200))  // the address's bucket refills
+            let uploader = try await stack.httpUser(client, "pia")
+            var uploads: [RawConnection] = []
+            for _ in 0..<2 {
+                let upload = try RawConnection(port: port, receiveTimeout: 6)
+                upload.write(
+                    "PUT /v1/catches/c_1/photo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(uploader)\r\n"
+                        + "Content-Type: image/jpeg\r\nContent-Length: 100000\r\n\r\nJFIF")
+                uploads.append(upload)
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let third = try await client.send(
+                "PUT", "/v1/catches/c_1/photo", body: Data("JFIF".utf8), token: uploader, headers: ["Content-Type": "image/jpeg"])
+            #expect(third.status == 503 && third.header("Retry-After") == "1", "\(third.status) \(third.text)")
+            for upload in uploads {
+                let timedOut = upload.read(until: "\r\n\r\n").text
+                #expect(timedOut.hasPrefix("HTTP/1.1 408"), "\(timedOut)")
+            }
+            uploads.removeAll()
+            let after = try await client.send(
+                "PUT", "/v1/catches/c_1/photo", body: Data("JFIF".utf8), token: uploader, headers: ["Content-Type": "image/jpeg"])
+            #expect(after.status != 503, "the slots are given back: \(after.status) \(after.text)")
+
             // 1,000 connections open at once, each asking for /healthz, all answered.
             var connections: [RawConnection] = []
             // (Each asks at once: a connection silent for the 1.5 s request timeout is closed.)

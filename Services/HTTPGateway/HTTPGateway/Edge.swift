@@ -13,6 +13,7 @@ import HummingbirdTLS
 import Logging
 import NIOCore
 import Runtime
+import Synchronization
 import Wire
 
 public struct EdgeContext: Hummingbird.RequestContext, RemoteAddressRequestContext {
@@ -32,6 +33,8 @@ public final class Edge: Sendable {
     let limiter: RateLimiter
     /// Tokens seen to be real: only these get a rate-limit bucket of their own.
     let known = KnownTokens()
+    /// Photo bodies being read or sent now (at most `settings.photoUploads`).
+    let photoUploads = Mutex(0)
     let logger: Logger
     /// The OpenAPI document, served at /openapi.json.
     public let document: Data
@@ -118,6 +121,8 @@ public final class Edge: Sendable {
             throw problem
         }
         var body: [String: JSONValue] = [:]
+        var uploading = false
+        defer { if uploading { photoUploads.withLock { $0 -= 1 } } }
         switch route.body {
         case .none:
             break
@@ -149,6 +154,20 @@ public final class Edge: Sendable {
                 throw Problem.edge(
                     415, "unsupported_media_type", "Unsupported media type",
                     "send the photo's bytes with their media type, e.g. image/jpeg (got \(request.headers[.contentType] ?? "no Content-Type"))")
+            }
+            // A photo is many megabytes held and copied until records answers: only a caller
+            // known to be signed in may send one (a stranger's forged token is answered 401
+            // before a byte of the body is read), and only so many at once.
+            try await proveSignedIn(token)
+            uploading = photoUploads.withLock { count in
+                guard count < settings.photoUploads else { return false }
+                count += 1
+                return true
+            }
+            guard uploading else {
+                var problem = Problem(ServiceError(.unavailable, "too many photos are being uploaded at once; try again in a moment"))
+                problem.retryAfterMs = 1000
+                throw problem
             }
             let bytes = try await collect(request, limit: settings.maxPhotoBody)
             body[field] = .string(Data(buffer: bytes).base64EncodedString())
@@ -197,6 +216,25 @@ public final class Edge: Sendable {
         case .photo:
             return try photo(outcome.result, request: request, headers: headers)
         }
+    }
+
+    /// Returns when `token` is a live session's (known here, or auth says so now); else
+    /// throws what auth answered (401 for a missing, forged, expired or revoked token).
+    func proveSignedIn(_ token: String?) async throws {
+        guard let token else { throw Problem(ServiceError.unauthenticated()) }
+        if known.contains(token) { return }
+        let outcome: ServiceCalls.Outcome
+        do {
+            outcome = try await calls.call(
+                "auth", "auth.whoami", body: [:], token: token, idempotencyKey: nil, timeout: settings.serviceTimeout)
+        } catch let error as ServiceError {
+            throw Problem(error)
+        }
+        if let error = outcome.error {
+            if error.code == .unauthenticated { known.remove(token) }
+            throw Problem(error)
+        }
+        known.insert(token)
     }
 
     /// What an answer says about the caller's token: a user route answered successfully

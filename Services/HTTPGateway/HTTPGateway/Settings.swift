@@ -13,6 +13,10 @@ public struct EdgeSettings: Sendable, Equatable {
     /// LOGBOOK_HTTP_MAX_PHOTO: bytes of an uploaded photo (the records service has its own
     /// limits on pixels and size; this only stops the edge from buffering more).
     public var maxPhotoBody = 16 * 1024 * 1024
+    /// LOGBOOK_HTTP_PHOTO_UPLOADS: photo bodies read at once (each is held in memory, and
+    /// copied on its way to records, until records answers); more are answered 503 with
+    /// Retry-After.
+    public var photoUploads = 2
     /// LOGBOOK_HTTP_REQUEST_TIMEOUT, seconds: a request must arrive whole (head and body)
     /// within this long of the connection opening or of the previous response; a client
     /// that is slower is answered 408 (body) or disconnected (head).
@@ -56,6 +60,7 @@ public struct EdgeSettings: Sendable, Equatable {
         func seconds(_ value: Double) -> Duration { .milliseconds(Int64(value * 1000)) }
         maxJSONBody = Int(try number("LOGBOOK_HTTP_MAX_BODY", 1024...67_108_864) ?? Double(maxJSONBody))
         maxPhotoBody = Int(try number("LOGBOOK_HTTP_MAX_PHOTO", 1024...67_108_864) ?? Double(maxPhotoBody))
+        photoUploads = Int(try number("LOGBOOK_HTTP_PHOTO_UPLOADS", 1...1000) ?? Double(photoUploads))
         requestTimeout = try number("LOGBOOK_HTTP_REQUEST_TIMEOUT", 0.1...3600).map(seconds) ?? requestTimeout
         serviceTimeout = try number("LOGBOOK_HTTP_SERVICE_TIMEOUT", 0.1...600).map(seconds) ?? serviceTimeout
         ratePerSecond = try number("LOGBOOK_HTTP_RATE_LIMIT", 0...1_000_000) ?? ratePerSecond
