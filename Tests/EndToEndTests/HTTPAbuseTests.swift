@@ -124,6 +124,8 @@ struct HTTPAbuseTests {
             let anonymous = try await client.send("POST", "/v1/session", json: ["username": "rita", "password": "x"])
             #expect(anonymous.status == 429, "no token: the same address bucket, now empty: \(anonymous.status)")
             #expect(anonymous.header("Content-Type") == "application/problem+json")
+            // /metrics calls every service: charged to the same bucket
+            #expect(try await client.send("GET", "/metrics").status == 429)
             // the real token is not held back by the forgeries, and has a limit of its own
             var own: [Int] = []
             for _ in 0..<6 { own.append(try await client.send("GET", "/v1/me", token: token).status) }

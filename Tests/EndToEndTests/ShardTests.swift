@@ -127,6 +127,12 @@ struct ShardTests {
             let downRows = down.stdout.split(separator: "\n")
             #expect(downRows.first { $0.hasPrefix("records ") }?.contains(" up ") == true, "\(down.stdout)")
             #expect(downRows.first { $0.hasPrefix("records-2 ") }?.contains(" down ") == true, "\(down.stdout)")
+            // The HTTP edge's /readyz asks every shard, and tells anyone only the code.
+            let edge = try await stack.edge()
+            let ready = try await edge.send("GET", "/readyz")
+            let states = ready.json["services"] as? [String: String] ?? [:]
+            #expect(ready.status == 503 && states["records-2"] == "unavailable" && states["records"] == "up", "\(ready.text)")
+            #expect(!ready.text.contains("ipc://") && !ready.text.contains("tcp://"), "\(ready.text)")
             kill(shard2Pid, SIGCONT)
             let back = try await stack.eventually {
                 try await stack.logbook("expense", "list", "--json", environment: Self.user(stack, "bob")).status == 0

@@ -68,10 +68,14 @@ public final class Edge: Sendable {
         router.on("/healthz", method: .get) { _, _ in
             try Self.json(200, ["status": "ok"])
         }
-        router.on("/readyz", method: .get) { _, _ in
-            await self.readiness()
+        // /readyz and /metrics call every service: charged to the caller's address bucket
+        // like any request without a known token (/healthz and the document cost nothing).
+        router.on("/readyz", method: .get) { _, context in
+            try self.charge(context)
+            return await self.readiness()
         }
-        router.on("/metrics", method: .get) { _, _ in
+        router.on("/metrics", method: .get) { _, context in
+            try self.charge(context)
             let text = await self.metrics.exposition(calls: self.calls)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -109,6 +113,15 @@ public final class Edge: Sendable {
     }
 
     // MARK: One route, one call
+
+    /// Takes a request from the client address's bucket, or throws 429.
+    func charge(_ context: EdgeContext) throws {
+        if let wait = limiter.take("address:" + (context.remoteAddress?.ipAddress ?? "?")) {
+            var problem = Problem.edge(429, "rate_limited", "Too many requests", "more than \(settings.ratePerSecond) requests a second; slow down")
+            problem.retryAfterMs = wait
+            throw problem
+        }
+    }
 
     func handle(_ route: Route, _ request: Request, _ context: EdgeContext) async throws -> Response {
         let token = Self.bearer(request.headers[.authorization])
@@ -186,6 +199,11 @@ public final class Edge: Sendable {
             outcome = try await calls.call(
                 route.service, route.wireMethod, body: body, token: token,
                 idempotencyKey: route.write ? request.headers[.idempotencyKey] : nil, timeout: settings.serviceTimeout)
+        } catch let error as ServiceError where error.code == .internal {
+            // The edge's own internal error (a reply it could not read): the detail to the
+            // log, never to the caller (a service's internal errors come without one).
+            logger.error("service call failed", metadata: ["service": "\(route.service)", "error.detail": "\(error.message)"])
+            throw Problem(ServiceError(.internal, "internal error; see the edge's log"))
         } catch let error as ServiceError {
             throw Problem(error)
         }
@@ -257,7 +275,11 @@ public final class Edge: Sendable {
     /// The photo's bytes, with an ETag from its hash; `If-None-Match` answers 304.
     func photo(_ result: JSONValue?, request: Request, headers: HTTPFields) throws -> Response {
         guard let object = result, let base64 = object["data"]?.stringValue, let data = Data(base64Encoded: base64)
-        else { throw Problem(ServiceError(.internal, "records answered a photo without its bytes")) }
+        else {
+            // (an internal error's detail goes to the log, never to the caller)
+            logger.error("records answered a photo without its bytes")
+            throw Problem(ServiceError(.internal, "internal error; see the edge's log"))
+        }
         var headers = headers
         let thumbnail = Self.queryValue(request.uri.queryParameters.get("thumbnail") ?? "false", .boolean).boolValue ?? false
         let tag = "\"\(object["hash"]?.stringValue ?? "")\(thumbnail ? "-thumb" : "")\""
@@ -305,7 +327,8 @@ public final class Edge: Sendable {
     // MARK: Health
 
     func readiness() async -> Response {
-        let services = StackConfiguration.services
+        // (with records shards, each shard: a user's calls go to theirs)
+        let services = calls.configuration.instances
         let answers = await withTaskGroup(of: (String, String).self) { group in
             for service in services {
                 group.addTask {
@@ -313,7 +336,12 @@ public final class Edge: Sendable {
                         _ = try await self.calls.reserved(service, "$srv.ping", timeout: .seconds(1))
                         return (service, "up")
                     } catch {
-                        return (service, (error as? ServiceError).map { "\($0.code.rawValue): \($0.message)" } ?? "\(error)")
+                        // The code only: the message names the service's endpoint, which is
+                        // the log's to tell (this route answers anyone).
+                        self.logger.warning(
+                            "readiness: a service does not answer",
+                            metadata: ["service": "\(service)", "error.detail": "\(error)"])
+                        return (service, (error as? ServiceError)?.code.rawValue ?? "unavailable")
                     }
                 }
             }

@@ -44,7 +44,8 @@ public final class EdgeMetrics: Sendable {
     }
 
     static func serviceStats(calls: ServiceCalls) async -> String {
-        let services = StackConfiguration.services
+        // (with records shards, each shard: `records`, `records-2`, …)
+        let services = calls.configuration.instances
         let stats = await withTaskGroup(of: (String, JSONValue?).self) { group in
             for service in services {
                 group.addTask { (service, try? await calls.reserved(service, "$srv.stats", timeout: .seconds(1))) }

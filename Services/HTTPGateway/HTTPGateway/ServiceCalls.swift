@@ -82,6 +82,7 @@ public final class ServiceCalls: Sendable {
             reply = try JSONValue.parse(data)
             status = try reply.decode(Status.self)
         } catch {
+            // (the edge logs this detail; its caller gets only the code: Edge.handle)
             throw ServiceError(.internal, "\(service) sent a reply that is not protocol v1")
         }
         if let error = status.error, !status.ok { return Outcome(result: nil, error: error, freshness: nil) }
