@@ -312,6 +312,28 @@ struct DeployRunTests {
                 let left = (try? FileManager.default.contentsOfDirectory(atPath: "\(volumes)/\(service)")) ?? []
                 #expect(!left.contains { $0.hasPrefix("backup-") }, "\(service) volume still holds \(left)")
             }
+
+            // Restored with the same layout: the files it replaces are kept on each service's
+            // own volume (not in a data directory no volume covers), and the stack comes back.
+            try #require(try await stack.logbook("expense", "add", "after the backup", "9").status == 0)
+            #expect(try await stack.logbook("stack", "down").status == 0)
+            let restore = try await stack.logbook("restore", target, "--json")
+            try #require(restore.status == 0, "logbook restore: \(restore.stdout)\(restore.stderr)")
+            let asides = (restore.object["movedAsideAll"] as? [String]) ?? []
+            #expect(asides.count == SystemdTests.services.count, "\(restore.stdout)")
+            for service in SystemdTests.services {
+                let kept = (try? FileManager.default.contentsOfDirectory(atPath: "\(volumes)/\(service)")) ?? []
+                let aside = kept.first { $0.hasPrefix("before-restore-") }
+                #expect(aside != nil, "\(service) volume holds \(kept)")
+                if let aside {
+                    #expect(FileManager.default.fileExists(atPath: "\(volumes)/\(service)/\(aside)/\(service).sqlite"))
+                }
+            }
+            #expect(!FileManager.default.fileExists(atPath: stack.home + "/data/" + (asides.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "x")))
+            try #require(try await stack.logbook("stack", "up").status == 0)
+            let list = try await stack.logbook("expense", "list", "--json")
+            let items = list.object["items"] as? [[String: Any]] ?? []
+            #expect(items.count == 5, "the backup's five expenses, not the one after it: \(list.stdout)")
         }
     }
 }

@@ -199,16 +199,26 @@ struct RestoreCommand: GatewayCommand {
             }
             progress(" ok\n")
         }
-        // 2. Move the current files aside, then put the copies in place.
-        let aside = configuration.dataDirectory + "/before-restore-" + WireTime.format(Date()).filter { $0.isNumber }
-        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try FileSync.syncParent(aside)
+        // 2. Move the current files aside, then put the copies in place. The files kept aside
+        // go into a folder beside each database (one folder when they share the data
+        // directory, as by default): on the database's own file system, where a hard link
+        // keeps them without a copy, and on its volume where each service has its own
+        // (Kubernetes), not in a directory of the pod that runs the restore.
+        let asideName = "before-restore-" + WireTime.format(Date()).filter { $0.isNumber }
+        var asides: [String] = []
         var restored: [String] = []
         for result in manifest.services {
             let live = configuration.databasePath(result.service)
+            let directory = URL(fileURLWithPath: live).deletingLastPathComponent().path
             try FileManager.default.createDirectory(
-                atPath: URL(fileURLWithPath: live).deletingLastPathComponent().path, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let aside = directory + "/" + asideName
+            if !asides.contains(aside) {
+                try FileManager.default.createDirectory(
+                    atPath: aside, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try FileSync.syncParent(aside)
+                asides.append(aside)
+            }
             // The copy on the disk beside the live file first; then the old files kept aside
             // (a hard link, or a flushed copy on another file system) while the live name stays;
             // the old WAL removed, since SQLite would replay it into the new file; and the copy
@@ -247,12 +257,15 @@ struct RestoreCommand: GatewayCommand {
             progress("restored \(line)\n")
         }
         if context.json {
-            Output.json(["restored": .array(manifest.services.map { .string($0.service) }), "movedAside": .string(aside)])
+            Output.json([
+                "restored": .array(manifest.services.map { .string($0.service) }),
+                "movedAside": .string(asides.first ?? ""), "movedAsideAll": .array(asides.map(JSONValue.string)),
+            ])
         } else {
             Output.line(
                 "restored \(restored.count) service\(restored.count == 1 ? "" : "s") from the backup of "
-                    + "\(TimeText.local(.string(WireTime.format(manifest.createdAt)))); the files it replaced are in \(aside). "
-                    + "Start the stack: `logbook stack up`")
+                    + "\(TimeText.local(.string(WireTime.format(manifest.createdAt)))); the files it replaced are in "
+                    + "\(asides.joined(separator: ", ")). Start the stack: `logbook stack up`")
         }
 
         func progress(_ text: String) {
