@@ -73,6 +73,17 @@ struct StackTests {
             #expect(after.status == 7, "down services exit 7")
             let afterRows = after.json as? [[String: Any]] ?? []
             #expect(afterRows.first { $0["service"] as? String == "auth" }?["state"] as? String == "down")
+            if FileManager.default.fileExists(atPath: stack.binDirectory + "/logbook-http") {
+                // The edge ran here (its address is in run/): down like the rest. On a host where
+                // nothing ever started it (a Kubernetes service pod: every executable in the
+                // image, the edge in a pod of its own), it is not counted as down.
+                #expect(afterRows.first { $0["service"] as? String == "logbook-http" }?["state"] as? String == "down", "\(after.stdout)")
+                try FileManager.default.removeItem(atPath: stack.home + "/run/logbook-http.url")
+                let elsewhere = try await stack.logbook("status", "--json", environment: ["LOGBOOK_HTTP_LISTEN": ""])
+                let rows = elsewhere.json as? [[String: Any]] ?? []
+                #expect(rows.first { $0["service"] as? String == "logbook-http" }?["state"] as? String == "not run here", "\(elsewhere.stdout)")
+                #expect(elsewhere.status == 7, "the services are still down")
+            }
 
             let downAgain = try await stack.logbook("stack", "down")
             #expect(downAgain.status == 0)

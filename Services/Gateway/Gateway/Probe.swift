@@ -6,6 +6,7 @@
 // never a crash.
 import Foundation
 import Runtime
+import StackSupervisor
 import Wire
 
 struct ServiceStatus: Codable, Sendable {
@@ -15,6 +16,10 @@ struct ServiceStatus: Codable, Sendable {
         case down
         case unreachable
         case notInstalled = "not installed"
+        /// The HTTP edge, installed but not run on this host (nothing here started it: no
+        /// supervisor, no address it wrote, no LOGBOOK_HTTP_LISTEN), as in a Kubernetes
+        /// service pod, whose image holds every executable while the edge runs elsewhere.
+        case notRunHere = "not run here"
     }
 
     var service: String
@@ -78,7 +83,11 @@ enum Probe {
             status.rttMs = (ms * 10).rounded() / 10
             status.state = .up
         } catch {
-            status.error = "\(error)"
+            let configuration = context.configuration
+            let expected =
+                FileManager.default.fileExists(atPath: configuration.runDirectory + "/logbook-http.url")
+                || configuration.values["LOGBOOK_HTTP_LISTEN"]?.isEmpty == false || StackFiles(configuration).liveSupervisor() != nil
+            if expected { status.error = "\(error)" } else { status.state = .notRunHere }
         }
         return status
     }
@@ -143,7 +152,7 @@ enum Probe {
 
     /// True when every installed or configured service is up.
     static func healthy(_ statuses: [ServiceStatus]) -> Bool {
-        statuses.allSatisfy { $0.state == .up || $0.state == .notInstalled }
+        statuses.allSatisfy { $0.state == .up || $0.state == .notInstalled || $0.state == .notRunHere }
     }
 
     /// The exit status of `status`: 0 all up, 7 any down or unreachable, 9 some degraded.

@@ -52,7 +52,7 @@ public struct Executables: Sendable {
         {
             return written.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let listen = configuration.values["LOGBOOK_HTTP_LISTEN"] ?? "127.0.0.1:8080"
+        let listen = configuration.values["LOGBOOK_HTTP_LISTEN"].flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:8080"
         let local = listen.replacingOccurrences(of: "0.0.0.0:", with: "127.0.0.1:").replacingOccurrences(of: "[::]:", with: "[::1]:")
         return "http://" + local
     }
