@@ -23,7 +23,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo="$PWD"
 
-command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind; }
+if ! command -v valgrind >/dev/null; then
+    sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq valgrind
+fi
 swift build -c release --static-swift-stdlib
 bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
 
