@@ -115,7 +115,8 @@ struct Handlers: Sendable {
             if !client.trusted { budget.refund() }
             throw error
         }
-        let matches = await passwords.verify(password, against: user?.passwordHash, priority: client.trusted)
+        let matches = await passwords.verify(
+            password, against: user?.passwordHash, priorityFor: client.trusted ? username.lowercased() : nil)
         if matches && !client.trusted { budget.refund() }
         // A login clears its key in the transaction that makes the session; a signed-in
         // session's check (password change, account deletion) is cleared here.

@@ -5,7 +5,9 @@
 // cannot ask for more than that many × memlimit bytes. One of those queues is kept for
 // checks from known devices and signed-in sessions (`priority`), so a flood of guesses from
 // strangers never leaves the owner's login waiting behind it (with a limit of one, the one
-// queue serves both).
+// queue serves both). On that lane the checks take turns by user (`FairLane`): anyone with
+// an account can send checks there (their own device's logins), and a burst of one user's
+// waits behind itself, not in front of another owner's.
 import CSodium
 import Dispatch
 import Foundation
@@ -15,7 +17,7 @@ import Wire
 final class Passwords: Sendable {
     let cost: Argon2Cost
     private let queues: [DispatchQueue]
-    private let priorityQueue: DispatchQueue
+    private let priorityLane: FairLane
     private let next = Atomic<Int>(0)
     /// A hash of a random password, verified against when the username is unknown so that
     /// "no such user" takes as long as "wrong password".
@@ -26,7 +28,7 @@ final class Passwords: Sendable {
         self.cost = cost
         // (one lane in all when the limit is one: it then serves every check, none is kept)
         queues = (0..<max(1, concurrency - 1)).map { DispatchQueue(label: "auth.argon2.\($0)") }
-        priorityQueue = concurrency > 1 ? DispatchQueue(label: "auth.argon2.priority") : queues[0]
+        priorityLane = FairLane(queue: concurrency > 1 ? DispatchQueue(label: "auth.argon2.priority") : queues[0])
         dummyHash = try Self.hashNow(Crypto.base64URL(Crypto.random(count: 32)), cost: cost)
     }
 
@@ -38,17 +40,22 @@ final class Passwords: Sendable {
 
     /// True when `password` matches `hash`; with a nil hash (unknown user) checks against
     /// the dummy hash and returns false.
-    /// `priority`: on the lane kept for known devices and sessions.
-    func verify(_ password: String, against hash: String?, priority: Bool = false) async -> Bool {
+    /// `priorityFor`: on the lane kept for known devices and sessions, in turn with other
+    /// users' checks there (the user's id or lowercased name).
+    func verify(_ password: String, against hash: String?, priorityFor user: String? = nil) async -> Bool {
         let stored = hash ?? dummyHash
-        let matches = (try? await offPool(priority: priority) { Self.verifyNow(password, stored) }) ?? false
+        let matches = (try? await offPool(priorityFor: user) { Self.verifyNow(password, stored) }) ?? false
         return hash != nil && matches
     }
 
-    private func offPool<T: Sendable>(priority: Bool = false, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let queue = priority ? priorityQueue : queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
-        return try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try work() }) }
+    private func offPool<T: Sendable>(priorityFor user: String? = nil, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let job: @Sendable () -> Void = { continuation.resume(with: Result { try work() }) }
+            if let user {
+                priorityLane.submit(user, job)
+            } else {
+                queues[next.add(1, ordering: .relaxed).oldValue % queues.count].async(execute: job)
+            }
         }
     }
 
@@ -76,5 +83,55 @@ final class Passwords: Sendable {
         (bytes + [0]).withUnsafeBufferPointer { raw in
             raw.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
         }
+    }
+}
+
+/// A serial queue whose jobs take turns by key: each key's jobs in their order, the keys in
+/// rotation, one job at a time (each handed to `queue` on its own, so a queue shared with
+/// other work interleaves with it as before).
+final class FairLane: Sendable {
+    private struct State {
+        var waiting: [String: [@Sendable () -> Void]] = [:]
+        /// Keys with jobs waiting, in the order they are served.
+        var turns: [String] = []
+        var running = false
+    }
+
+    private let queue: DispatchQueue
+    private let state = Mutex(State())
+
+    init(queue: DispatchQueue) { self.queue = queue }
+
+    func submit(_ key: String, _ job: @escaping @Sendable () -> Void) {
+        let start = state.withLock { state -> Bool in
+            if state.waiting[key] == nil { state.turns.append(key) }
+            state.waiting[key, default: []].append(job)
+            guard !state.running else { return false }
+            state.running = true
+            return true
+        }
+        if start { queue.async { self.runOne() } }
+    }
+
+    private func runOne() {
+        let job = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.turns.isEmpty else { return nil }
+            let key = state.turns.removeFirst()
+            var jobs = state.waiting[key] ?? []
+            let job = jobs.isEmpty ? nil : jobs.removeFirst()
+            if jobs.isEmpty {
+                state.waiting[key] = nil
+            } else {
+                state.waiting[key] = jobs
+                state.turns.append(key)  // its next job after the others' next
+            }
+            return job
+        }
+        job?()
+        let more = state.withLock { state -> Bool in
+            if state.turns.isEmpty { state.running = false }
+            return state.running
+        }
+        if more { queue.async { self.runOne() } }
     }
 }
