@@ -93,3 +93,41 @@ import Wire
         #expect(throws: AuthConfigurationError.self) { try AuthConfiguration.from { $0 == "SESSION_DAYS" ? "soon" : nil } }
     }
 }
+
+@Suite struct RehashTests {
+    /// libsodium's cost fields of an `$argon2id$v=19$m=…,t=…,p=1$…` string.
+    static func cost(_ hash: String) -> String {
+        hash.split(separator: "$").dropFirst(2).first.map(String.init) ?? hash
+    }
+
+    @Test("after the cost changes, a login stores the password's hash at the new cost; a wrong one does not")
+    func aLoginRehashesAtTheCurrentCost() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let settings = DatabaseSettings(path: scratch.path + "/auth.sqlite")
+        let clock = TestClock()
+        func stored(_ h: Harness) async throws -> String {
+            try await h.auth.host.database.read { db in
+                try String.fetchOne(db, sql: "SELECT passwordHash FROM users WHERE username = 'erin'") ?? ""
+            }
+        }
+        let before: String
+        do {
+            let h = try Harness(database: settings, clock: clock)
+            try await h.register("erin")
+            before = try await stored(h)
+        }
+        let raised = Argon2Cost(opslimit: Argon2Cost.minimum.opslimit + 1, memlimit: Argon2Cost.minimum.memlimit)
+        let h = try Harness(database: settings, clock: clock, argon2: raised)
+        _ = try await h.loginFailure("erin", password: "wrong guess")
+        #expect(try await stored(h) == before, "a wrong password changes nothing")
+        _ = try await h.login("erin")
+        let after = try await stored(h)
+        #expect(after != before)
+        #expect(Self.cost(after) == "m=\(raised.memlimit / 1024),t=\(raised.opslimit),p=1", "\(after)")
+        #expect(Self.cost(before) == "m=\(raised.memlimit / 1024),t=\(Argon2Cost.minimum.opslimit),p=1", "\(before)")
+        // the new hash is the same password's
+        _ = try await h.login("erin")
+        #expect(try await stored(h) == after, "made once, not at every login")
+    }
+}

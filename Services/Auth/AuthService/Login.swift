@@ -31,6 +31,10 @@ extension Handlers {
             context.logger.notice("sign-in refused", metadata: ["auth.username": "\(username)"])
             throw Self.wrongCredentials
         }
+        // A hash made at an older cost is made again at the current one: the dummy hash an
+        // unknown name is checked against has the current cost, so until then an old
+        // account's login takes another time than an unknown name's, which tells them apart.
+        let rehashed = passwords.needsRehash(user.passwordHash) ? try? await passwords.hash(body.password) : nil
         let now = self.now
         let lifetime = configuration.sessionLifetime
         let (session, deviceToken) = try await commits.write { db in
@@ -38,6 +42,10 @@ extension Handlers {
             // password was checked against a hash that is no longer the account's.
             guard let current = try User.find(db, id: user.id), current.passwordHash == user.passwordHash else {
                 throw Self.wrongCredentials
+            }
+            if let rehashed {
+                try db.execute(sql: "UPDATE users SET passwordHash = ? WHERE id = ?", arguments: [rehashed, user.id])
+                context.logger.info("password hash made again at the current cost", metadata: ["user.id": "\(user.id)"])
             }
             try LoginFailures.clear(db, key: client.key(username: username))
             let deviceToken: String

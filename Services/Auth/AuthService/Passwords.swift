@@ -71,6 +71,12 @@ final class Passwords: Sendable {
         return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// True when `hash` was made with another cost than the one configured now (an
+    /// operator changed LOGBOOK_AUTH_ARGON2_*): a login then stores a new hash at this cost.
+    func needsRehash(_ hash: String) -> Bool {
+        crypto_pwhash_str_needs_rehash(hash, cost.opslimit, cost.memlimit) != 0
+    }
+
     static func verifyNow(_ password: String, _ hash: String) -> Bool {
         let bytes = Array(password.utf8)
         return withPointer(to: bytes) { chars in
