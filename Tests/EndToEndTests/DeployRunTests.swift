@@ -6,6 +6,8 @@
 // readiness probe's command, as rendered, exits 0. What cannot be run here is said where it
 // is documented: the units under systemd as PID 1, the pods in a cluster.
 import Foundation
+import Imaging
+import ImagingFixtures
 import Testing
 
 /// Processes a test started; all are stopped (SIGTERM, then SIGKILL) when it ends.
@@ -297,6 +299,14 @@ struct DeployRunTests {
                 let add = try await stack.logbook("expense", "add", "e\(index)", "2.50")
                 try #require(add.status == 0, "\(add.stderr)")
             }
+            // a photo, so records' photo folder goes into the backup and comes back
+            let jpeg = try await Imaging.run { () throws(ImagingError) in try Imaging.testImage(width: 600, height: 400) }
+            try jpeg.write(to: URL(fileURLWithPath: stack.home + "/pike.jpg"))
+            let caught = try await stack.logbook(
+                "catch", "add", "--species", "Pike", "--weight", "3.1", "--bait", "spoon", "--water", "fresh", "--lat", "59.3", "--lon", "18.1",
+                "--photo", stack.home + "/pike.jpg", "--json")
+            try #require(caught.status == 0, "\(caught.stderr)")
+            let catchId = try #require(caught.object["id"] as? String)
             let backup = try await stack.logbook("backup", target, "--json")
             try #require(backup.status == 0, "logbook backup: \(backup.stdout)\(backup.stderr)")
             let services = (backup.object["services"] as? [[String: Any]]) ?? []
@@ -334,6 +344,12 @@ struct DeployRunTests {
             let list = try await stack.logbook("expense", "list", "--json")
             let items = list.object["items"] as? [[String: Any]] ?? []
             #expect(items.count == 5, "the backup's five expenses, not the one after it: \(list.stdout)")
+            // the photo folder was put back whole, by a rename, and the photo answers
+            let records = (try? FileManager.default.contentsOfDirectory(atPath: "\(volumes)/records")) ?? []
+            #expect(!records.contains { $0.hasSuffix(".restoring") }, "\(records)")
+            let back = stack.home + "/back.jpg"
+            let fetched = try await stack.logbook("catch", "photo", catchId, "-o", back)
+            #expect(fetched.status == 0 && FileManager.default.contents(atPath: back) == jpeg, "\(fetched.stderr)")
         }
     }
 }

@@ -245,12 +245,23 @@ struct RestoreCommand: GatewayCommand {
             var line = "\(result.service): \(BackupCommand.size(result.bytes))"
             for folder in result.extras.keys.sorted() {
                 let destination = Self.extraDestination(folder, service: result.service, configuration: configuration)
+                // Copied whole and flushed beside its place first, then the old folder aside
+                // and the copy renamed in: a crash leaves the old folder or the whole copy,
+                // not a folder the copy got only part way through.
+                let staging = destination + ".restoring"
+                try? FileManager.default.removeItem(atPath: staging)
+                try FileManager.default.createDirectory(
+                    atPath: URL(fileURLWithPath: destination).deletingLastPathComponent().path,
+                    withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                let count = try ServiceBackup.copyTree(source + "/" + folder, to: staging)
+                try FileSync.syncTree(staging)
                 if FileManager.default.fileExists(atPath: destination) {
                     try BackupCommand.move(destination, to: aside + "/" + folder)
-                    try FileSync.syncParent(destination)
                 }
-                let count = try ServiceBackup.copyTree(source + "/" + folder, to: destination)
-                try FileSync.syncTree(destination)
+                guard rename(staging, destination) == 0 else {
+                    throw ServiceError(.unavailable, "cannot put \(staging) in place: \(String(cString: strerror(errno)))")
+                }
+                try FileSync.syncParent(destination)
                 line += " + \(count) files in \(folder)/"
             }
             restored.append(line)
