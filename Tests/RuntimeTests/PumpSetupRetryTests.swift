@@ -12,16 +12,7 @@ import Testing
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let endpoint = "ipc://\(scratch.path)/echo.sock"
-        let server = try SocketPump(
-            name: "echo",
-            setup: {
-                let socket = try Socket(.router)
-                try socket.set(.linger(milliseconds: 0))
-                try socket.bind(endpoint)
-                return socket
-            },
-            respond: { frames in frames },
-            onEvent: { _ in })
+        let server = try SocketPump.echo(at: endpoint)
         defer { server.stop() }
 
         let echoes = DispatchSemaphore(value: 0)
@@ -36,10 +27,7 @@ import Testing
                     failing.subtract(1, ordering: .acquiringAndReleasing)
                     throw ZMQError(errno: EMFILE, operation: "zmq_socket")
                 }
-                let socket = try Socket(.dealer)
-                try socket.set(.linger(milliseconds: 0))
-                try socket.connect(endpoint)
-                return socket
+                return try SocketPump.dealer(endpoint)
             },
             onEvent: { event in
                 switch event {

@@ -21,16 +21,7 @@ import Testing
         defer { scratch.remove() }
         let endpoint = "ipc://\(scratch.path)/echo.sock"
         // The peer: a ROUTER that echoes on its own thread.
-        let server = try SocketPump(
-            name: "echo",
-            setup: {
-                let socket = try Socket(.router)
-                try socket.set(.linger(milliseconds: 0))
-                try socket.bind(endpoint)
-                return socket
-            },
-            respond: { frames in frames },
-            onEvent: { _ in })
+        let server = try SocketPump.echo(at: endpoint)
         defer { server.stop() }
 
         let echoes = DispatchSemaphore(value: 0)
@@ -39,12 +30,7 @@ import Testing
         let hookRuns = Atomic<Int>(0)
         let client = try SocketPump(
             name: "wake-test",
-            setup: {
-                let socket = try Socket(.dealer)
-                try socket.set(.linger(milliseconds: 0))
-                try socket.connect(endpoint)
-                return socket
-            },
+            setup: { try SocketPump.dealer(endpoint) },
             onEvent: { event in
                 if case .message = event { echoes.signal() }
             },
@@ -78,5 +64,30 @@ import Testing
         }
         // The window was really exercised (a thread that was never parked would not drain).
         #expect(hookRuns.load(ordering: .relaxed) >= 15, "the drain's window was exercised \(hookRuns.load(ordering: .relaxed)) times")
+    }
+}
+
+extension SocketPump {
+    /// A ROUTER bound at `endpoint` that echoes every message back, on its own thread: the
+    /// peer of the pump tests.
+    static func echo(at endpoint: String) throws -> SocketPump {
+        try SocketPump(
+            name: "echo",
+            setup: {
+                let socket = try Socket(.router)
+                try socket.set(.linger(milliseconds: 0))
+                try socket.bind(endpoint)
+                return socket
+            },
+            respond: { frames in frames },
+            onEvent: { _ in })
+    }
+
+    /// A DEALER connected to `endpoint` (no linger).
+    static func dealer(_ endpoint: String) throws -> Socket {
+        let socket = try Socket(.dealer)
+        try socket.set(.linger(milliseconds: 0))
+        try socket.connect(endpoint)
+        return socket
     }
 }
