@@ -1,4 +1,4 @@
-import AuthService
+@testable import AuthService
 import Foundation
 import Storage
 import Testing
@@ -129,5 +129,33 @@ import Wire
         // the new hash is the same password's
         _ = try await h.login("erin")
         #expect(try await stored(h) == after, "made once, not at every login")
+    }
+
+    @Test("two logins at once after the cost changes: both sign in (one rehashes, the other checks again)")
+    func concurrentLoginsWhileRehashing() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let settings = DatabaseSettings(path: scratch.path + "/auth.sqlite")
+        let clock = TestClock()
+        do {
+            let h = try Harness(database: settings, clock: clock)
+            try await h.register("erin")
+        }
+        let raised = Argon2Cost(opslimit: Argon2Cost.minimum.opslimit + 1, memlimit: Argon2Cost.minimum.memlimit)
+        let h = try Harness(database: settings, clock: clock, argon2: raised)
+        for round in 0..<5 {
+            // a fresh old-cost hash each round, so every round races a rehash
+            if round > 0 {
+                let old = try Passwords(cost: .minimum, concurrency: 1)
+                let hash = try await old.hash("correct horse")
+                try await h.auth.host.database.write { db in
+                    try db.execute(sql: "UPDATE users SET passwordHash = ? WHERE username = 'erin'", arguments: [hash])
+                }
+            }
+            async let first = h.call("auth.login", ["username": "erin", "password": "correct horse"])
+            async let second = h.call("auth.login", ["username": "erin", "password": "correct horse"])
+            let (a, b) = try await (first, second)
+            #expect(a["token"]?.stringValue != nil && b["token"]?.stringValue != nil, "round \(round)")
+        }
     }
 }

@@ -31,35 +31,53 @@ extension Handlers {
             context.logger.notice("sign-in refused", metadata: ["auth.username": "\(username)"])
             throw Self.wrongCredentials
         }
+        let lane = client.trusted ? username : nil
         // A hash made at an older cost is made again at the current one: the dummy hash an
         // unknown name is checked against has the current cost, so until then an old
         // account's login takes another time than an unknown name's, which tells them apart.
-        let rehashed = passwords.needsRehash(user.passwordHash) ? try? await passwords.hash(body.password) : nil
+        let rehashed = passwords.needsRehash(user.passwordHash) ? try? await passwords.hash(body.password, priorityFor: lane) : nil
         let now = self.now
         let lifetime = configuration.sessionLifetime
-        let (session, deviceToken) = try await commits.write { db in
-            // Deleted, or its password changed, while the password was being checked: the
-            // password was checked against a hash that is no longer the account's.
-            guard let current = try User.find(db, id: user.id), current.passwordHash == user.passwordHash else {
-                throw Self.wrongCredentials
-            }
-            if let rehashed {
-                try db.execute(sql: "UPDATE users SET passwordHash = ? WHERE id = ?", arguments: [rehashed, user.id])
-                context.logger.info("password hash made again at the current cost", metadata: ["user.id": "\(user.id)"])
-            }
-            try LoginFailures.clear(db, key: client.key(username: username))
-            let deviceToken: String
-            if let device, let presented = body.deviceToken {
-                try Devices.touch(db, hash: device, now: now)
-                deviceToken = presented
-            } else {
-                deviceToken = try Devices.create(db, userId: user.id, now: now)
-            }
-            return (try Session.create(db, userId: user.id, now: now, lifetime: lifetime), deviceToken)
+        // The hash the password was checked against. When it changed meanwhile (a password
+        // change, or another login's rehash at a new cost) the password is checked once more,
+        // against the new one: right after a rehash, wrong after a change.
+        enum Commit: Sendable {
+            case signedIn(Session.Created, deviceToken: String)
+            case hashChanged(String)
         }
-        context.logger.info("signed in", metadata: ["user.id": "\(user.id)", "session.id": "\(session.id)"])
-        return LoginResult(
-            token: session.token, userId: user.id, username: user.username, sessionId: session.id,
-            expiresAt: session.expiresAt, deviceToken: deviceToken, shard: user.shard)
+        var checked = user.passwordHash
+        for attempt in 0..<2 {
+            let against = checked
+            let outcome = try await commits.write { db -> Commit in
+                guard let current = try User.find(db, id: user.id) else { throw Self.wrongCredentials }
+                guard current.passwordHash == against else { return .hashChanged(current.passwordHash) }
+                if let rehashed, current.passwordHash == user.passwordHash {
+                    try db.execute(sql: "UPDATE users SET passwordHash = ? WHERE id = ?", arguments: [rehashed, user.id])
+                    context.logger.info("password hash made again at the current cost", metadata: ["user.id": "\(user.id)"])
+                }
+                try LoginFailures.clear(db, key: client.key(username: username))
+                let deviceToken: String
+                if let device, let presented = body.deviceToken {
+                    try Devices.touch(db, hash: device, now: now)
+                    deviceToken = presented
+                } else {
+                    deviceToken = try Devices.create(db, userId: user.id, now: now)
+                }
+                return .signedIn(try Session.create(db, userId: user.id, now: now, lifetime: lifetime), deviceToken: deviceToken)
+            }
+            switch outcome {
+            case .signedIn(let session, let deviceToken):
+                context.logger.info("signed in", metadata: ["user.id": "\(user.id)", "session.id": "\(session.id)"])
+                return LoginResult(
+                    token: session.token, userId: user.id, username: user.username, sessionId: session.id,
+                    expiresAt: session.expiresAt, deviceToken: deviceToken, shard: user.shard)
+            case .hashChanged(let current):
+                guard attempt == 0, await passwords.verify(body.password, against: current, priorityFor: lane) else {
+                    throw Self.wrongCredentials
+                }
+                checked = current  // the same password under a new hash: commit against that one
+            }
+        }
+        throw Self.wrongCredentials
     }
 }

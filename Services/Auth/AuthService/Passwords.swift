@@ -32,10 +32,11 @@ final class Passwords: Sendable {
         dummyHash = try Self.hashNow(Crypto.base64URL(Crypto.random(count: 32)), cost: cost)
     }
 
-    /// A libsodium `$argon2id$…` string holding salt, cost and hash.
-    func hash(_ password: String) async throws -> String {
+    /// A libsodium `$argon2id$…` string holding salt, cost and hash (`priorityFor` as for
+    /// `verify`).
+    func hash(_ password: String, priorityFor user: String? = nil) async throws -> String {
         let cost = self.cost
-        return try await offPool { try Self.hashNow(password, cost: cost) }
+        return try await offPool(priorityFor: user) { try Self.hashNow(password, cost: cost) }
     }
 
     /// True when `password` matches `hash`; with a nil hash (unknown user) checks against
