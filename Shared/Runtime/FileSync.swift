@@ -70,6 +70,20 @@ public enum FileSync {
         try syncParent(path)
     }
 
+    /// Swaps the names of `a` and `b` in one step (Linux `renameat2` with RENAME_EXCHANGE,
+    /// looked up in the C library at run time: Glibc's Swift module does not declare it);
+    /// false where the call or the file system cannot (then nothing changed).
+    public static func exchange(_ a: String, _ b: String) -> Bool {
+        typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+        guard let symbol = renameat2Symbol else { return false }
+        let call = unsafeBitCast(symbol, to: RenameAt2.self)
+        let renameExchange: UInt32 = 1 << 1  // <linux/fs.h> RENAME_EXCHANGE
+        return call(AT_FDCWD, a, AT_FDCWD, b, renameExchange) == 0
+    }
+
+    private nonisolated(unsafe) static let renameat2Symbol: UnsafeMutableRawPointer? = dlsym(
+        UnsafeMutableRawPointer(bitPattern: 0), "renameat2")
+
     static func failure(_ call: String, _ path: String) -> ServiceError {
         ServiceError(.unavailable, "cannot \(call) \(path): \(String(cString: strerror(errno)))")
     }

@@ -38,7 +38,7 @@ public final class SocketPump: Sendable {
         case delivered(tag: String)
         /// A message could not be sent and was dropped (peer gone, expired in the backlog).
         case dropped(tag: String?, reason: String)
-        /// The socket could not be (re)created; the pump keeps trying on `reconnect`.
+        /// The socket could not be (re)created; the pump makes it again on a timer (0.1 s, doubling to 2 s).
         case failed(String)
     }
 

@@ -15,7 +15,9 @@ final class Started: @unchecked Sendable {
     private var processes: [Process] = []
     private let lock = NSLock()
 
-    func start(_ executable: String, _ arguments: [String], environment: [String: String], log: String) throws {
+    /// Returns the process's pid.
+    @discardableResult
+    func start(_ executable: String, _ arguments: [String], environment: [String: String], log: String) throws -> pid_t {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -26,6 +28,7 @@ final class Started: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         lock.withLock { processes.append(process) }
+        return process.processIdentifier
     }
 
     func stopAll() async {
@@ -244,13 +247,22 @@ struct DeployRunTests {
         }
         let started = Started()
         do {
-            try started.start(bin + "/" + command[0], Array(command.dropFirst()), environment: env, log: "\(root)/http.log")
+            // Under a soft limit of 512 descriptors (as a shell's or a unit's 1,024 would be
+            // too few): the edge raises it to its connections' need (DescriptorLimit.swift).
+            let prlimit = try #require(Tool.find("prlimit"), "prlimit (util-linux) is needed")
+            let edge = try started.start(
+                prlimit, ["--nofile=512:", bin + "/" + command[0]] + Array(command.dropFirst()), environment: env,
+                log: "\(root)/http.log")
             // as the kubelet does, the probes' paths over HTTP (here through the edge's own probe)
             let live = try await Tool.run(
                 bin + "/logbook-http", ["--probe", "--path", containerPath("livenessProbe"), "--wait", "20"], environment: env,
                 timeout: .seconds(40))
             let log = (try? String(contentsOfFile: "\(root)/http.log", encoding: .utf8)) ?? ""
             #expect(live.status == 0, "\(containerPath("livenessProbe")): \(live.stdout)\(live.stderr)\n\(log)")
+            let limits = (try? String(contentsOfFile: "/proc/\(edge)/limits", encoding: .utf8)) ?? ""
+            let soft = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }?
+                .split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first.flatMap { Int($0) }
+            #expect(soft.map { $0 >= 2048 + 256 } == true, "the edge's own limit, read from /proc: \(limits)")
             // nothing answers at records-0.records and the others: not ready, so the
             // Service sends the replica no clients
             let ready = try await Tool.run(

@@ -74,12 +74,17 @@ struct StackTests {
             let afterRows = after.json as? [[String: Any]] ?? []
             #expect(afterRows.first { $0["service"] as? String == "auth" }?["state"] as? String == "down")
             if FileManager.default.fileExists(atPath: stack.binDirectory + "/logbook-http") {
-                // The edge ran here (its address is in run/): down like the rest. On a host where
-                // nothing ever started it (a Kubernetes service pod: every executable in the
-                // image, the edge in a pod of its own), it is not counted as down.
+                // The edge ran here: down like the rest. Not started here and not answering, it
+                // is still down (a systemd unit that failed before listening wrote no address);
+                // only in a Kubernetes pod that did not start it (a service pod: every
+                // executable in the image, the edge in pods of its own) is it not counted.
                 #expect(afterRows.first { $0["service"] as? String == "logbook-http" }?["state"] as? String == "down", "\(after.stdout)")
                 try FileManager.default.removeItem(atPath: stack.home + "/run/logbook-http.url")
-                let elsewhere = try await stack.logbook("status", "--json", environment: ["LOGBOOK_HTTP_LISTEN": ""])
+                let notStarted = try await stack.logbook("status", "--json", environment: ["LOGBOOK_HTTP_LISTEN": ""])
+                let notStartedRows = notStarted.json as? [[String: Any]] ?? []
+                #expect(notStartedRows.first { $0["service"] as? String == "logbook-http" }?["state"] as? String == "down", "\(notStarted.stdout)")
+                let elsewhere = try await stack.logbook(
+                    "status", "--json", environment: ["LOGBOOK_HTTP_LISTEN": "", "KUBERNETES_SERVICE_HOST": "10.96.0.1"])
                 let rows = elsewhere.json as? [[String: Any]] ?? []
                 #expect(rows.first { $0["service"] as? String == "logbook-http" }?["state"] as? String == "not run here", "\(elsewhere.stdout)")
                 #expect(elsewhere.status == 7, "the services are still down")

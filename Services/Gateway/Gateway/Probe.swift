@@ -16,9 +16,8 @@ struct ServiceStatus: Codable, Sendable {
         case down
         case unreachable
         case notInstalled = "not installed"
-        /// The HTTP edge, installed but not run on this host (nothing here started it: no
-        /// supervisor, no address it wrote, no LOGBOOK_HTTP_LISTEN), as in a Kubernetes
-        /// service pod, whose image holds every executable while the edge runs elsewhere.
+        /// The HTTP edge in a Kubernetes pod that does not run it (a service pod: the image
+        /// holds every executable, the edge runs in pods of its own).
         case notRunHere = "not run here"
     }
 
@@ -83,11 +82,16 @@ enum Probe {
             status.rttMs = (ms * 10).rounded() / 10
             status.state = .up
         } catch {
+            // In a Kubernetes pod (the kubelet sets KUBERNETES_SERVICE_HOST in every one) where
+            // nothing started the edge, it runs elsewhere. Anywhere else an installed edge that
+            // does not answer is down: a systemd unit that failed before it listened wrote
+            // no address either.
             let configuration = context.configuration
-            let expected =
+            let startedHere =
                 FileManager.default.fileExists(atPath: configuration.runDirectory + "/logbook-http.url")
                 || configuration.values["LOGBOOK_HTTP_LISTEN"]?.isEmpty == false || StackFiles(configuration).liveSupervisor() != nil
-            if expected { status.error = "\(error)" } else { status.state = .notRunHere }
+            let inPod = ProcessInfo.processInfo.environment["KUBERNETES_SERVICE_HOST"]?.isEmpty == false
+            if inPod && !startedHere { status.state = .notRunHere } else { status.error = "\(error)" }
         }
         return status
     }

@@ -33,8 +33,14 @@ public final class Edge: Sendable {
     let limiter: RateLimiter
     /// Tokens seen to be real: only these get a rate-limit bucket of their own.
     let known = KnownTokens()
-    /// Photo bodies being read or sent now (at most `settings.photoUploads`).
-    let photoUploads = Mutex(0)
+    /// Photo bodies being read or sent now: at most `settings.photoUploads` in all, one per
+    /// token (so one account cannot hold every slot with slow bodies).
+    let photoUploads = Mutex(PhotoUploads())
+
+    struct PhotoUploads {
+        var total = 0
+        var byToken: Set<String> = []
+    }
     let logger: Logger
     /// The OpenAPI document, served at /openapi.json.
     public let document: Data
@@ -68,8 +74,10 @@ public final class Edge: Sendable {
         router.on("/healthz", method: .get) { _, _ in
             try Self.json(200, ["status": "ok"])
         }
-        // /readyz and /metrics call every service: charged to the caller's address bucket
-        // like any request without a known token (/healthz and the document cost nothing).
+        // /readyz and /metrics call every service: each request is charged to a bucket of
+        // the caller's address kept for these two (not the address's bucket for user routes:
+        // behind a proxy every anonymous request comes from the proxy's address, and its
+        // traffic must not starve the local monitoring; /healthz and the document cost nothing).
         router.on("/readyz", method: .get) { _, context in
             try self.charge(context)
             return await self.readiness()
@@ -114,9 +122,9 @@ public final class Edge: Sendable {
 
     // MARK: One route, one call
 
-    /// Takes a request from the client address's bucket, or throws 429.
+    /// Takes a request from the client address's bucket for /readyz and /metrics, or throws 429.
     func charge(_ context: EdgeContext) throws {
-        if let wait = limiter.take("address:" + (context.remoteAddress?.ipAddress ?? "?")) {
+        if let wait = limiter.take("probe:" + (context.remoteAddress?.ipAddress ?? "?")) {
             var problem = Problem.edge(429, "rate_limited", "Too many requests", "more than \(settings.ratePerSecond) requests a second; slow down")
             problem.retryAfterMs = wait
             throw problem
@@ -134,8 +142,15 @@ public final class Edge: Sendable {
             throw problem
         }
         var body: [String: JSONValue] = [:]
-        var uploading = false
-        defer { if uploading { photoUploads.withLock { $0 -= 1 } } }
+        var uploading: String?
+        defer {
+            if let uploading {
+                photoUploads.withLock {
+                    $0.total -= 1
+                    $0.byToken.remove(uploading)
+                }
+            }
+        }
         switch route.body {
         case .none:
             break
@@ -171,17 +186,21 @@ public final class Edge: Sendable {
             // A photo is many megabytes held and copied until records answers: only a caller
             // known to be signed in may send one (a stranger's forged token is answered 401
             // before a byte of the body is read), and only so many at once.
-            try await proveSignedIn(token)
-            uploading = photoUploads.withLock { count in
-                guard count < settings.photoUploads else { return false }
-                count += 1
+            let caller = try await proveSignedIn(token)
+            let taken = photoUploads.withLock { uploads in
+                guard uploads.total < settings.photoUploads, !uploads.byToken.contains(caller) else { return false }
+                uploads.total += 1
+                uploads.byToken.insert(caller)
                 return true
             }
-            guard uploading else {
-                var problem = Problem(ServiceError(.unavailable, "too many photos are being uploaded at once; try again in a moment"))
+            guard taken else {
+                var problem = Problem(
+                    ServiceError(
+                        .unavailable, "too many photos are being uploaded at once (one at a time per session); try again in a moment"))
                 problem.retryAfterMs = 1000
                 throw problem
             }
+            uploading = caller
             let bytes = try await collect(request, limit: settings.maxPhotoBody)
             body[field] = .string(Data(buffer: bytes).base64EncodedString())
         }
@@ -238,9 +257,10 @@ public final class Edge: Sendable {
 
     /// Returns when `token` is a live session's (known here, or auth says so now); else
     /// throws what auth answered (401 for a missing, forged, expired or revoked token).
-    func proveSignedIn(_ token: String?) async throws {
+    @discardableResult
+    func proveSignedIn(_ token: String?) async throws -> String {
         guard let token else { throw Problem(ServiceError.unauthenticated()) }
-        if known.contains(token) { return }
+        if known.contains(token) { return token }
         let outcome: ServiceCalls.Outcome
         do {
             outcome = try await calls.call(
@@ -253,6 +273,7 @@ public final class Edge: Sendable {
             throw Problem(error)
         }
         known.insert(token)
+        return token
     }
 
     /// What an answer says about the caller's token: a user route answered successfully

@@ -13,9 +13,9 @@ public struct EdgeSettings: Sendable, Equatable {
     /// LOGBOOK_HTTP_MAX_PHOTO: bytes of an uploaded photo (the records service has its own
     /// limits on pixels and size; this only stops the edge from buffering more).
     public var maxPhotoBody = 16 * 1024 * 1024
-    /// LOGBOOK_HTTP_PHOTO_UPLOADS: photo bodies read at once (each is held in memory, and
-    /// copied on its way to records, until records answers); more are answered 503 with
-    /// Retry-After.
+    /// LOGBOOK_HTTP_PHOTO_UPLOADS: photo bodies read at once, one per session (each is held
+    /// in memory, and copied on its way to records, until records answers); more are
+    /// answered 503 with Retry-After.
     public var photoUploads = 2
     /// LOGBOOK_HTTP_REQUEST_TIMEOUT, seconds: a request must arrive whole (head and body)
     /// within this long of the connection opening or of the previous response; a client

@@ -151,8 +151,9 @@ struct RestoreCommand: GatewayCommand {
         discussion: """
             Checks every database copy in DIR (PRAGMA integrity_check) before changing \
             anything, then puts each one in place of the stack's database and the photos in \
-            place of the photo folder. What it replaces is moved aside into \
-            data/before-restore-<time>/, not deleted. The stack must be stopped \
+            place of the photo folder. What it replaces is moved aside into a \
+            before-restore-<time>/ folder beside each database (data/ by default), not \
+            deleted. The stack must be stopped \
             (`logbook stack down`); start it again with `logbook stack up`.
             """)
 
@@ -255,11 +256,21 @@ struct RestoreCommand: GatewayCommand {
                     withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 let count = try ServiceBackup.copyTree(source + "/" + folder, to: staging)
                 try FileSync.syncTree(staging)
-                if FileManager.default.fileExists(atPath: destination) {
-                    try BackupCommand.move(destination, to: aside + "/" + folder)
-                }
-                guard rename(staging, destination) == 0 else {
-                    throw ServiceError(.unavailable, "cannot put \(staging) in place: \(String(cString: strerror(errno)))")
+                // The two folders swap names in one step (RENAME_EXCHANGE), so the live name
+                // never stands empty; then the old one, now under the staging name, goes aside.
+                // (Where the file system cannot exchange, the old folder goes aside first.)
+                if FileManager.default.fileExists(atPath: destination),
+                    FileSync.exchange(staging, destination)
+                {
+                    try FileSync.syncParent(destination)
+                    try BackupCommand.move(staging, to: aside + "/" + folder)
+                } else {
+                    if FileManager.default.fileExists(atPath: destination) {
+                        try BackupCommand.move(destination, to: aside + "/" + folder)
+                    }
+                    guard rename(staging, destination) == 0 else {
+                        throw ServiceError(.unavailable, "cannot put \(staging) in place: \(String(cString: strerror(errno)))")
+                    }
                 }
                 try FileSync.syncParent(destination)
                 line += " + \(count) files in \(folder)/"
