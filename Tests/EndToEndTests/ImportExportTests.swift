@@ -161,6 +161,14 @@ struct ImportExportTests {
                 total += ((try await stack.object("fillup", "list", "--car", name, "--all"))["items"] as? [Any])?.count ?? 0
             }
             #expect(total == 10, "no fill-up doubled")
+
+            // The car deleted, the same file again: the car and its fill-ups are made anew
+            // (not answered with the deleted car's id from the first import's keys).
+            #expect(try await stack.logbook("car", "delete", "Civic", "--yes").status == 0)
+            let fourth = try await stack.logbook("import", "fuelly", file, "--yes", "--json", "--time-zone", "UTC")
+            let civicRows = ((try await stack.object("fillup", "list", "--car", "Civic", "--all"))["items"] as? [Any])?.count ?? -1
+            #expect(civicRows > 0 && fourth.object["created"] as? Int == civicRows, "\(fourth.stdout)\(fourth.stderr)")
+            #expect(fourth.object["alreadyImported"] as? Int == 10 - civicRows, "\(fourth.stdout)")
         }
     }
 

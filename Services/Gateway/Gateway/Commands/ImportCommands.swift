@@ -308,8 +308,15 @@ enum Importer {
                 if let model = car.model { body["model"] = .string(String(String.UnicodeScalarView(model.unicodeScalars.prefix(60)))) }
                 if let year = car.year { body["year"] = .number(.init(year)) }
                 let key = ImportKey.make(format: plan.format, scope: "car", cells: [car.name.lowercased()], occurrence: 1)
-                let vehicle = try await context.send(
+                var vehicle = try await context.send(
                     "records", "records.vehicle.add", body: .object(body), caller: caller, write: true, idempotencyKey: key)
+                if !isNew(vehicle, since: started) {
+                    // The key's answer is a car an earlier import made, and it is not among the
+                    // cars listed above: deleted since. A new one, under a key of its own.
+                    vehicle = try await context.send(
+                        "records", "records.vehicle.add", body: .object(body), caller: caller, write: true,
+                        idempotencyKey: ID.make())
+                }
                 vehicleIds[car.name] = vehicle["id"]?.stringValue
                 if isNew(vehicle, since: started) { carsCreated.append(car.name) }
             }
@@ -340,9 +347,15 @@ enum Importer {
                 progress.update(index + 1)
                 continue
             }
+            // A fill-up's key names its car too: after the car was deleted and made again, the
+            // same row is a new write, not the replay of the deleted car's fill-up.
+            let key =
+                (body["vehicleId"]?.stringValue).map {
+                    ImportKey.make(format: plan.format, scope: "fill-up of " + $0, cells: [write.idempotencyKey], occurrence: 1)
+                } ?? write.idempotencyKey
             do {
                 let result = try await context.send(
-                    "records", write.method, body: .object(body), caller: caller, write: true, idempotencyKey: write.idempotencyKey)
+                    "records", write.method, body: .object(body), caller: caller, write: true, idempotencyKey: key)
                 if isNew(result, since: started) { created += 1 } else { existing += 1 }
                 if let id = result["id"]?.stringValue { taken.append((write, id)) }
             } catch let error as ServiceError where Context.isUnreachable(error.code) {
