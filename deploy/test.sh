@@ -5,12 +5,18 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./deploy/install-deps.sh
+# Installs the Debian packages named (with sudo when not root).
+install_packages() {
+    local sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null || { echo "test: missing $*; run as root or install sudo" >&2; exit 1; }
+        sudo=(sudo)
+    fi
+    echo "test: installing $*"
+    "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$@"
+}
 # What the tests use beyond the build: strace (the fsync check on a real service).
-if ! command -v strace >/dev/null; then
-    echo "test: installing strace"
-    sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq strace
-fi
+command -v strace >/dev/null || install_packages strace
 # The deployment tests (Tests/EndToEndTests/{Systemd,Kubernetes,MultiHost}Tests.swift):
 # systemd-analyze (systemd), ip (iproute2), openssl and curl, and a Python with PyYAML and a pinned
 # kubernetes-validate (it ships the Kubernetes schemas) in .build/deploy-venv.
@@ -22,11 +28,7 @@ command -v python3 >/dev/null || need+=(python3)
 command -v openssl >/dev/null || need+=(openssl)
 command -v curl >/dev/null || need+=(curl)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
-if [[ ${#need[@]} -gt 0 ]]; then
-    echo "test: installing ${need[*]}"
-    sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}"
-fi
+[[ ${#need[@]} -eq 0 ]] || install_packages "${need[@]}"
 venv=.build/deploy-venv
 if ! "$venv/bin/python3" -c 'import yaml, kubernetes_validate' 2>/dev/null; then
     echo "test: installing kubernetes-validate and PyYAML into $venv"

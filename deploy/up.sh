@@ -13,9 +13,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./deploy/install-deps.sh
 swift build -c release --static-swift-stdlib
 bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
+# Where logbook is, said last even when the start below fails (to read its logs with it).
+trap 'echo; echo "logbook is at $bin/logbook; add it to PATH, e.g.: export PATH=\"$bin:\$PATH\""' EXIT
 "$bin/logbook" stack up
 # 9 is "answering, but degraded" (for example a consumer still catching up): the stack is
 # up and the table above says what is behind, so that is not a failed start.
 "$bin/logbook" status || [ $? -eq 9 ]
-echo
-echo "logbook is at $bin/logbook; add it to PATH, e.g.: export PATH=\"$bin:\$PATH\""

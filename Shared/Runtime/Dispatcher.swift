@@ -207,16 +207,7 @@ public final class Dispatcher: Sendable {
     /// not written as the integer, a body that does not decode), which `decodeHeader` and
     /// the route then read step by step, answering exactly as they always have.
     private func decodeAtOnce(_ frame: Data) -> (RequestHeader, any Sendable)? {
-        guard !frame.isEmpty, frame.count <= largestRequest,
-            let name = frame.withUnsafeBytes({ raw -> String? in
-                let bytes = raw.bindMemory(to: UInt8.self)
-                let members = EnvelopeScan.requestMembers(bytes)
-                guard members.plain, let v = members.v, bytes[v].elementsEqual(Self.versionJSON), let method = members.method,
-                    method.count >= 2, bytes[method.lowerBound] == UInt8(ascii: "\""),
-                    bytes[method.upperBound - 1] == UInt8(ascii: "\""), !bytes[method].contains(UInt8(ascii: "\\"))
-                else { return nil }
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[(method.lowerBound + 1)..<(method.upperBound - 1)]), as: UTF8.self)
-            }),
+        guard !frame.isEmpty, frame.count <= largestRequest, let name = Self.plainMethod(frame),
             let route = routes[name],
             frame.count <= route.maxBytes,
             let (header, body) = route.decode(frame), header.v == Protocol.version, header.method == route.method
@@ -224,11 +215,34 @@ public final class Dispatcher: Sendable {
         return (header, body)
     }
 
+    /// The method of a plainly written request (protocol version 1 as the integer, the
+    /// method a string without escapes), read from the frame's top level without parsing.
+    private static func plainMethod(_ frame: Data) -> String? {
+        frame.withUnsafeBytes { raw -> String? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let members = EnvelopeScan.requestMembers(bytes)
+            guard members.plain, let v = members.v, bytes[v].elementsEqual(Self.versionJSON), let method = members.method,
+                method.count >= 2, bytes[method.lowerBound] == UInt8(ascii: "\""),
+                bytes[method.upperBound - 1] == UInt8(ascii: "\""), !bytes[method].contains(UInt8(ascii: "\\"))
+            else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[(method.lowerBound + 1)..<(method.upperBound - 1)]), as: UTF8.self)
+        }
+    }
+
     private func decodeHeader(_ frame: Data) throws -> RequestHeader {
         let hardLimit = largestRequest
         if frame.count > hardLimit {
             throw ServiceError(
                 .invalidArgument, "request is \(frame.count) bytes; no method of \(descriptor.name) accepts more than \(hardLimit)")
+        }
+        // A large request over its own method's limit (under the largest: records' shard
+        // import takes 64 MiB) is refused before it is parsed, by the method read from its
+        // top level.
+        if frame.count > Router.defaultMaxBytes, let name = Self.plainMethod(frame), let route = routes[name],
+            frame.count > route.maxBytes
+        {
+            throw ServiceError(
+                .invalidArgument, "request is \(frame.count) bytes; \(route.method) accepts at most \(route.maxBytes)")
         }
         guard !frame.isEmpty else { throw ServiceError(.invalidArgument, "empty request frame: expected a JSON object") }
         // The common case costs one parse; only a request that fails it is parsed again,

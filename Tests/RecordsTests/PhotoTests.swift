@@ -19,9 +19,10 @@ struct PhotoHarness {
 
     init(maxBytes: Int = PhotoSettings.defaultMaxBytes) throws {
         scratch = try ScratchFile()
+        // with the shard moves' routes, as the service runs (records.shard.import takes 64 MiB)
         records = try Harness(
             path: scratch.path,
-            photos: PhotoSettings(directory: scratch.directory + "/records-photos", maxBytes: maxBytes))
+            photos: PhotoSettings(directory: scratch.directory + "/records-photos", maxBytes: maxBytes), guarded: true)
     }
 
     /// Every file under the photo directory (temporary ones included), by relative path.
@@ -214,13 +215,13 @@ struct PhotoTests {
         #expect(limit.requestMaxBytes == (jpeg.count - 1000 + 2) / 3 * 4 + 65_536)
         #expect(h.files() == [])
 
-        // Far over: the request itself is larger than any method accepts; the runtime
-        // answers (over ZeroMQ, only up to the socket's hard limit: see docs/photos.md).
+        // Far over: the request itself is larger than the method accepts; the runtime answers
+        // by the method read from the frame, before parsing it.
         let tooBig = try await h.records.fails(
             "records.catch.add", catchBody(photo: Data(repeating: 0xFF, count: limit.requestMaxBytes)))
         #expect(tooBig.code == .invalidArgument)
         #expect(
-            tooBig.message.contains("no method of records accepts more than \(limit.requestMaxBytes)"),
+            tooBig.message.contains("; records.catch.add accepts at most \(limit.requestMaxBytes)"),
             "\(tooBig.message)")
         // Other methods keep the small default.
         let info = try await h.records.dispatcher.handle(Data(#"{"v":1,"id":"i","method":"$srv.info"}"#.utf8))
@@ -230,6 +231,7 @@ struct PhotoTests {
         #expect(limits["records.catch.update"] == limit.requestMaxBytes)
         #expect(limits["records.catch.get"] == 256 * 1024)
         #expect(limits["records.fillup.add"] == 256 * 1024)
+        #expect(limits["records.shard.import"] == 64 * 1024 * 1024)
     }
 
     @Test func theDefaultLimitIs16MiB() {

@@ -33,7 +33,7 @@ enum Activities {
 struct ActivityGroup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "activity",
-        abstract: "Activities you practise toward 10,000 hours: add, list, delete, log.",
+        abstract: "Activities you practise toward 10,000 hours: add, add-time, list, delete, log.",
         discussion: """
             Time is shown as money: 1 hour = $1.00, the goal 10,000 hours = $10,000.00. An \
             activity is named by its id or its name.

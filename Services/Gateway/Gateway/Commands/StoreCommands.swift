@@ -201,7 +201,8 @@ struct StoreLedger: GatewayCommand {
         commandName: "ledger", abstract: "Every earning and purchase, newest first, with the cash after each.",
         discussion: """
             An earning is time you saved with `logbook timer save` (1 hour = $1.00); a purchase \
-            is an item bought. BALANCE is your cash after the row.
+            is an item bought. BALANCE is your cash after the row. --limit here is 1–200 (the \
+            store's pages are at most 200 rows).
             Examples:
               logbook store ledger
               logbook store ledger --limit 10

@@ -14,7 +14,7 @@ struct TimerGroup: AsyncParsableCommand {
             activity's log; clear discards it. The timer keeps running when this command exits.
             Examples:
               logbook timer start Guitar
-              logbook timer show Guitar       # 0:12:34 running
+              logbook timer show Guitar       # Guitar: running 0:12:34
               logbook timer stop Guitar
               logbook timer save Guitar
             """,
