@@ -72,6 +72,13 @@ struct AccountTests {
             #expect(try await stack.logbook("login", "dave", "--password-stdin", stdin: Self.password + "\n").status == 6)
             #expect(try await stack.logbook("login", "dave", "--password-stdin", stdin: newPassword + "\n").status == 0)
 
+            // a saved answer (the read cache) and a selected car, on this machine
+            #expect(try await stack.logbook("expense", "add", "Lunch", "12.50").status == 0)
+            #expect(try await stack.logbook("expense", "list").status == 0)
+            #expect(try await stack.logbook("car", "add", "Civic").status == 0)
+            let cache = stack.configDirectory + "/cache"
+            #expect(!((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).isEmpty, "a saved answer")
+
             let unconfirmed = try await stack.logbook("delete-account", "--password-stdin", stdin: newPassword + "\n")
             #expect(unconfirmed.status == 2, "no terminal and no --yes: refused")
             #expect(unconfirmed.stderr.contains("--yes"))
@@ -79,6 +86,9 @@ struct AccountTests {
             let delete = try await stack.logbook("delete-account", "--yes", "--password-stdin", stdin: newPassword + "\n")
             #expect(delete.status == 0, "\(delete.stderr)")
             #expect(!FileManager.default.fileExists(atPath: stack.sessionFile))
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).isEmpty, "no saved answer is left")
+            let selection = (try? String(contentsOfFile: stack.configDirectory + "/selection.json", encoding: .utf8)) ?? ""
+            #expect(!selection.contains("vehicleId"), "no selected car is left: \(selection)")
             #expect(try await stack.logbook("login", "dave", "--password-stdin", stdin: newPassword + "\n").status == 6)
         }
     }

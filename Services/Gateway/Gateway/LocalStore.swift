@@ -81,6 +81,7 @@ public struct LocalStore: Sendable {
         do {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            chmod(directory, 0o700)  // (also one made earlier with a wider mode)
             if !FileManager.default.fileExists(atPath: path) {
                 let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
                 if fd >= 0 { close(fd) }

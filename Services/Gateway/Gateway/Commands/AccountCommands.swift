@@ -313,7 +313,11 @@ struct Passwd: GatewayCommand {
 struct DeleteAccount: GatewayCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete-account",
-        abstract: "Delete your account and every record of it on every service.")
+        abstract: "Delete your account and every record of it on every service.",
+        discussion: """
+            The account's session, device token, queued writes and saved answers on this \
+            machine are removed too.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var password: PasswordInput
@@ -328,8 +332,12 @@ struct DeleteAccount: GatewayCommand {
         }
         let secret = password.fromStdin ? try Prompt.stdinLine("the password") : try Prompt.secret("Password: ")
         _ = try await AuthMethods.accountDelete.call(context, AccountDelete(password: secret))
+        // Everything of the account on this machine goes too: the session, its device token,
+        // its queued writes and saved answers, its selected car.
         try context.sessions.delete()
         try? DeviceStore(context.sessions).forget(session.username)
+        try context.local.removeAll(owner: session.userId)
+        try? SelectionStore(directory: context.sessions.directory).setVehicle(nil, for: session.userId)
         if context.json { Output.json(["deleted": true]) } else { Output.line("deleted account \(session.username)") }
     }
 }
