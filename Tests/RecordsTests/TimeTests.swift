@@ -215,4 +215,31 @@ struct ManualTimeTests {
             == .failedPrecondition)
         #expect(try await records.ok("records.networth")["totalMs"] == 10_860_000)
     }
+
+    @Test func anEntryOverlappingTheActivitysUnsavedTimerIsRefused() async throws {
+        let clock = TestClock()
+        let records = try Harness(clock: clock)
+        let piano = try await records.activity()
+        let timer = #"{"activityId":"\#(piano)"}"#
+        try await records.ok("records.timer.start", timer)  // 12:00
+        clock.advance(seconds: 3000)  // 12:50
+        // 12:15–12:45, while the timer runs: the same practice twice once the timer is saved
+        let during = #"{"activityId":"\#(piano)","durationMs":1800000,"startedAt":"2026-05-10T12:15:00Z"}"#
+        for state in ["running", "paused", "stopped"] {
+            if state == "paused" { try await records.ok("records.timer.pause", timer) }
+            if state == "stopped" { try await records.ok("records.timer.stop", timer) }
+            let refused = try await records.fails("records.time.add", during)
+            #expect(refused.code == .failedPrecondition && refused.field == "startedAt", "\(state): \(refused.message)")
+            #expect(refused.message.contains("overlaps this activity's timer (\(state)"), "\(refused.message)")
+        }
+        // before the timer started, and after it stopped: another session
+        try await records.ok(
+            "records.time.add", #"{"activityId":"\#(piano)","durationMs":1800000,"startedAt":"2026-05-10T11:00:00Z"}"#)
+        clock.advance(seconds: 1200)  // 13:10; the timer stopped at 12:50
+        try await records.ok(
+            "records.time.add", #"{"activityId":"\#(piano)","durationMs":600000,"startedAt":"2026-05-10T12:55:00Z"}"#)
+        // the timer's own time is saved once: 50 min, with the two other sessions
+        try await records.ok("records.timer.save", timer)
+        #expect(try await records.ok("records.networth")["totalMs"] == 5_400_000)
+    }
 }

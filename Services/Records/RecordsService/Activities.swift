@@ -117,6 +117,26 @@ extension Records {
                         + "give the time it started (startedAt) if it was another session",
                     field: "startedAt")
             }
+            // ...or this activity's timer, not saved yet: from its start to now (or to its stop),
+            // its time becomes an entry once saved, and this one would be counted with it
+            if let timer = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT state, startedAt, updatedAt FROM timer
+                    WHERE userId = ? AND activityId = ? AND startedAt < ?
+                    """, arguments: [context.userId, body.activityId, end])
+            {
+                let state: String = timer["state"]
+                let sessionEnd: Int64 = state == "stopped" ? timer["updatedAt"] : at.ms
+                if sessionEnd > start {
+                    throw ServiceError(
+                        .failedPrecondition,
+                        "that time overlaps this activity's timer (\(state), started \(WireTime.format(Date(ms: timer["startedAt"])))): "
+                            + "it would be counted twice; save or clear the timer first, or give the time it started "
+                            + "(startedAt) if it was another session",
+                        field: "startedAt")
+                }
+            }
             let entry = TimeEntry(
                 id: ID.make(at: at), activityId: body.activityId, durationMs: body.durationMs, startedAt: startedAt,
                 savedAt: at)
