@@ -310,6 +310,11 @@ struct ImportExportTests {
             try await run(["attend", "in", "--at", "2026-05-04 08:00", "--lat", "40.7128", "--lon=-74.006", "--accuracy", "15"])
             try await run(["attend", "out", "--at", "2026-05-04 16:30", "--note", "home"])
             try await run(["attend", "in", "--at", "2026-05-05 09:00"])
+            // a departure deleted from between two arrivals: the two arrivals are now next to
+            // each other (the import takes the second as a correction, and says so)
+            let lunch = try await stack.object("attend", "out", "--at", "2026-05-05 12:00")
+            try await run(["attend", "in", "--at", "2026-05-05 13:00"])
+            try await run(["attend", "delete", try #require(lunch["id"] as? String), "--yes"])
             try await run(["activity", "add", "Guitar"])
             try await run(["activity", "add", "Chess"])
             try await run(["activity", "add", "Juggling"])
@@ -338,7 +343,7 @@ struct ImportExportTests {
             photoBefore = try Data(contentsOf: URL(fileURLWithPath: workspace + "/before.jpg"))
         }
         #expect(counts["vehicles"] as? Int == 2 && counts["fillups"] as? Int == 4 && counts["catches"] as? Int == 2)
-        #expect(counts["photos"] as? Int == 1 && counts["expenses"] as? Int == 3 && counts["attendance"] as? Int == 3)
+        #expect(counts["photos"] as? Int == 1 && counts["expenses"] as? Int == 3 && counts["attendance"] as? Int == 4)
         #expect(counts["activities"] as? Int == 2 && counts["timeEntries"] as? Int == 2)
         #expect(counts["ledger"] as? Int == 4 && counts["purchases"] as? Int == 1)
         #expect(photoBefore == jpeg)
@@ -362,11 +367,24 @@ struct ImportExportTests {
             #expect(created["fillups"] as? Int == 4 && created["catches"] as? Int == 2 && created["photos"] as? Int == 1)
             #expect(created["purchases"] as? Int == 1)
             try await Self.settle(stack, fills: 4, expenses: 3)
+            let notes = (imported.object["notes"] as? [String]) ?? []
+            #expect(notes.contains { $0.contains("follows another arrival: imported as a correction") }, "\(notes)")
             let after = try await Self.views(stack)
             #expect(Set(after.keys) == Set(before.keys))
-            for (name, view) in before.sorted(by: { $0.key < $1.key }) {
+            for (name, view) in before.sorted(by: { $0.key < $1.key }) where name != "attendance" {
                 #expect(after[name] == view, "\(name) differs after the round trip")
             }
+            // the attendance list the same, but for the one arrival now marked a correction
+            // (newest first: the 13:00 arrival is the first item)
+            var list = try #require(
+                try JSONSerialization.jsonObject(with: Data((before["attendance"] ?? "").utf8)) as? [String: Any])
+            var items = try #require(list["items"] as? [[String: Any]])
+            #expect(items.first?["kind"] as? String == "arrival" && items.first?["correction"] as? Bool == false, "\(items)")
+            items[0]["correction"] = true
+            list["items"] = items
+            let marked = String(
+                decoding: try JSONSerialization.data(withJSONObject: list, options: [.sortedKeys, .prettyPrinted]), as: UTF8.self)
+            #expect(after["attendance"] == marked, "attendance differs after the round trip")
             let catches = try await stack.object("catch", "list", "--all")
             let fresh = ((catches["fresh"] as? [String: Any])?["items"] as? [[String: Any]]) ?? []
             let pike = try #require(fresh.first)

@@ -451,9 +451,21 @@ struct ArchiveRestore {
             done += 1
             progress.update(done)
         }
+        // Oldest first, so each entry alternates with the one before it. Two entries of a kind
+        // next to each other (one between them deleted since) go in as a correction, as
+        // records would take the second only with that flag, and a note says which.
+        var previousKind: String?
         for entry in m["attendance"]?.arrayValue ?? [] {
-            let body = Self.pick(entry, ["kind", "at", "latitude", "longitude", "accuracy", "source", "note", "correction"])
+            var body = Self.pick(entry, ["kind", "at", "latitude", "longitude", "accuracy", "source", "note", "correction"])
             let id = entry["id"]?.stringValue ?? ""
+            let kind = entry["kind"]?.stringValue
+            if let kind, kind == previousKind, body["correction"]?.boolValue != true {
+                body["correction"] = true
+                notes.append(
+                    "attendance entry \(id) (\(kind) at \(entry["at"]?.stringValue ?? "?")) follows another \(kind): "
+                        + "imported as a correction")
+            }
+            previousKind = kind
             _ = try await send("attendance", "records", "records.attendance.add", body, key: Self.key("attendance", id), what: "attendance entry \(id)")
             done += 1
             progress.update(done)
