@@ -293,6 +293,13 @@ struct OfflineTests {
             #expect(try await items(stack, "car", "list").isEmpty, "not uploaded")
             #expect(try await stack.logbook("sync").stdout.contains("nothing to sync"), "bob's sync leaves them alone")
             #expect(try await stack.logbook("logout").status == 0)
+            // a login says they are there, not in any account, and how to claim them
+            let bobAgain = try await stack.logbook("login", "bob", "--password-stdin", stdin: Self.password + "\n")
+            #expect(
+                bobAgain.stdout.contains("3 local records made on this machine while logged out are not in any account: "
+                    + "`logbook sync --claim-local`"), "\(bobAgain.stdout)")
+            #expect(try await items(stack, "expense", "list").isEmpty, "a login claims nothing by itself")
+            #expect(try await stack.logbook("logout").status == 0)
 
             let alice = try await register(stack, "alice", "--claim-local", "--json")
             let claimed = alice.object["claimed"] as? [String: Any]

@@ -158,6 +158,14 @@ struct Login: GatewayCommand {
             Output.line("logged in as \(session.username)" + (session.expiresAt.map { " until \($0)" } ?? ""))
             let waiting = context.waiting(owner: session.userId).total
             if waiting > 0 { Output.line("\(waiting) write\(waiting == 1 ? "" : "s") still waiting to sync: `logbook sync --list`") }
+            // Writes made here while nobody was logged in are nobody's until claimed.
+            let anonymous = context.waiting(owner: LocalStore.anonymous).total
+            if anonymous > 0 {
+                Output.line(
+                    "\(anonymous) local record\(anonymous == 1 ? "" : "s") made on this machine while logged out "
+                        + "\(anonymous == 1 ? "is" : "are") not in any account: `logbook sync --claim-local` moves "
+                        + "\(anonymous == 1 ? "it" : "them") into \(session.username) (`logbook sync --list` shows them first)")
+            }
         }
     }
 }
