@@ -5,6 +5,7 @@ import GRDB
 @testable import RecordsService
 import Storage
 import Testing
+import Wire
 
 @Suite struct ShardMoveTests {
     @Test("keys pruned between two pages of a move do not make later keys slip past the next page")
@@ -64,5 +65,23 @@ import Testing
         let reused = try await records.fails("records.expense.add", #"{"name":"Tea","amountMinor":300}"#, key: "lunch-1")
         #expect(reused.code == .alreadyExists)
         #expect(try await records.count("expense") == 1)
+    }
+
+    @Test("the largest amounts and the oldest dates a record may hold move to another shard exactly")
+    func extremeValuesMove() async throws {
+        let source = try Harness(guarded: true)
+        try await source.ok("records.expense.add", #"{"name":"House","amountMinor":1000000000000000,"date":"1600-01-01T00:00:00Z"}"#)
+        try await source.ok("records.shard.freeze", #"{"userId":"alice","shard":2}"#, as: "operator")
+        let page = try await RecordsService.exportPage(
+            database: source.host.database, photos: source.photos, userId: "alice", table: "expense", after: 0, limit: 10)
+        #expect(page.rows.count == 1)
+        let target = try Harness(guarded: true, shard: 2)
+        let rows = JSONValue.array(page.rows).jsonText
+        try await target.ok(
+            "records.shard.import", #"{"userId":"alice","shard":1,"table":"expense","rows":\#(rows)}"#, as: "operator")
+        try await target.ok("records.shard.commit", #"{"userId":"alice","shard":1}"#, as: "operator")
+        let moved = try #require(try await target.ok("records.expense.list")["items"]?.arrayValue?.first)
+        #expect(moved["amountMinor"]?.int64Value == 1_000_000_000_000_000)
+        #expect(moved["date"]?.stringValue == "1600-01-01T00:00:00Z")
     }
 }

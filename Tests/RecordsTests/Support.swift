@@ -57,10 +57,11 @@ struct Harness {
 
     /// - Parameter photos: where photos go; by default a directory under /tmp that is only
     ///   created when a test stores a photo.
-    /// - Parameter guarded: with shard 1's guard and move methods around the routes, as the
-    ///   service runs them (RecordsService.assemble).
+    /// - Parameter guarded: with the guard of shard `shard` and the move methods around the
+    ///   routes, as the service runs them (RecordsService.assemble).
     init(
-        path: String? = nil, clock: TestClock = TestClock(), photos settings: PhotoSettings? = nil, guarded: Bool = false
+        path: String? = nil, clock: TestClock = TestClock(), photos settings: PhotoSettings? = nil, guarded: Bool = false,
+        shard: Int = 1
     ) throws {
         var logger = Logger(label: "records-test")
         logger.logLevel = .critical
@@ -71,7 +72,7 @@ struct Harness {
         photos = PhotoStore(settings: settings, database: host.database, logger: logger)
         var router = RecordsService.router(host: host, photos: photos, now: clock.closure)
         if guarded {
-            let shardGuard = try ShardGuard(shard: 1, database: host.database)
+            let shardGuard = try ShardGuard(shard: shard, database: host.database)
             RecordsService.registerShardMoves(&router, guard: shardGuard, photos: photos)
             router = router.wrapped(shardGuard.around)
         }
