@@ -216,3 +216,47 @@ struct FillupTests {
         #expect(bad.field == "cursor")
     }
 }
+
+@Suite struct FillupLimitTests {
+    @Test("a derived price or total keeps the limits of one given")
+    func derivedValuesKeepTheLimits() async throws {
+        let records = try Harness()
+        let car = try await records.vehicle()
+        for (body, field) in [
+            (#""volume":0.001,"totalMinor":5000"#, "totalMinor"),  // 5,000,000 per unit
+            (#""volume":1000000,"totalMinor":1"#, "totalMinor"),  // 0 per unit
+            (#""volume":0.001,"pricePerUnitMinor":0.001"#, "pricePerUnitMinor"),  // a total of 0
+        ] {
+            let error = try await records.fails("records.fillup.add", #"{"vehicleId":"\#(car)","odometer":100,\#(body)}"#)
+            #expect(error.code == .invalidArgument && error.field == field, "\(body): \(error.message)")
+        }
+        #expect(try await records.count("fillup") == 0)
+        // within the limits, derived as before
+        let fine = try await records.ok("records.fillup.add", #"{"vehicleId":"\#(car)","odometer":100,"volume":10,"totalMinor":4000}"#)
+        #expect(fine["pricePerUnitMinor"] == 400)
+        // an update that makes the derived price impossible says so on the volume
+        let id = try #require(fine["id"]?.stringValue)
+        let update = try await records.fails("records.fillup.update", #"{"id":"\#(id)","volume":0.001}"#)
+        #expect(update.code == .invalidArgument && update.field == "volume", "\(update.message)")
+    }
+
+    @Test("the odometer is checked against the nearest fill-ups in the order the economy walk takes them")
+    func sameInstantNeighbours() async throws {
+        let records = try Harness()
+        let car = try await records.vehicle()
+        let at = "2026-05-01T10:00:00Z"
+        try await records.ok("records.fillup.add", #"{"vehicleId":"\#(car)","date":"\#(at)","odometer":200,"volume":10,"totalMinor":4000}"#)
+        // the same instant: not compared (only the odometers order them)
+        try await records.ok("records.fillup.add", #"{"vehicleId":"\#(car)","date":"\#(at)","odometer":100,"volume":10,"totalMinor":4000}"#)
+        // a day later, 150 is behind the 200 read at that instant
+        let later = try await records.fails(
+            "records.fillup.add", #"{"vehicleId":"\#(car)","date":"2026-05-02T10:00:00Z","odometer":150,"volume":10,"totalMinor":4000}"#)
+        #expect(later.code == .invalidArgument && later.field == "odometer", "\(later.message)")
+        #expect(later.message.contains("at least 200"), "\(later.message)")
+        // a day earlier, 150 is ahead of the 100 read at that instant
+        let earlier = try await records.fails(
+            "records.fillup.add", #"{"vehicleId":"\#(car)","date":"2026-04-30T10:00:00Z","odometer":150,"volume":10,"totalMinor":4000}"#)
+        #expect(earlier.code == .invalidArgument && earlier.field == "odometer", "\(earlier.message)")
+        #expect(earlier.message.contains("at most 100"), "\(earlier.message)")
+    }
+}

@@ -120,7 +120,9 @@ extension Records {
 
     /// The odometer reads at least what the previous fill-up (in date order) read and at
     /// most what the next one reads. Fill-ups without an odometer are skipped, and so are
-    /// fill-ups on the very same instant: their order is only known from their odometers.
+    /// fill-ups on the very same instant: their order is only known from their odometers (so
+    /// of several at the nearest instant, the highest earlier and the lowest later count, as
+    /// the economy walk orders them).
     func checkOdometer(_ db: Database, userId: String, _ fillup: Fillup) throws {
         guard let odometer = fillup.odometer else { return }
         let arguments: StatementArguments = [userId, fillup.vehicleId, fillup.id, fillup.date.ms]
@@ -129,7 +131,7 @@ extension Records {
             sql: """
                 SELECT date, odometer FROM fillup
                 WHERE userId = ? AND vehicleId = ? AND id != ? AND odometer IS NOT NULL AND date < ?
-                ORDER BY date DESC, id DESC LIMIT 1
+                ORDER BY date DESC, odometer DESC LIMIT 1
                 """, arguments: arguments)
         {
             let reads = Milli(previous["odometer"] as Int64)
@@ -143,7 +145,7 @@ extension Records {
             sql: """
                 SELECT date, odometer FROM fillup
                 WHERE userId = ? AND vehicleId = ? AND id != ? AND odometer IS NOT NULL AND date > ?
-                ORDER BY date ASC, id ASC LIMIT 1
+                ORDER BY date ASC, odometer ASC LIMIT 1
                 """, arguments: arguments)
         {
             let reads = Milli(next["odometer"] as Int64)
@@ -189,9 +191,23 @@ extension Fillup {
                 throw ServiceError.invalid("pricePerUnitMinor", "give pricePerUnitMinor or totalMinor (or both)")
             }
         }
+        // What is derived keeps the limits of what may be given, said of the field that led
+        // to it (a total over a thousandth of a litre would make a price no one may type).
+        let cause = perUnit != nil ? "pricePerUnitMinor" : total != nil ? "totalMinor" : "volume"
         switch derived {
-        case .total: totalMinor = Fillup.total(volume: volume, perUnit: pricePerUnitMinor)
-        case .price: pricePerUnitMinor = Fillup.perUnit(volume: volume, total: totalMinor)
+        case .total:
+            totalMinor = Fillup.total(volume: volume, perUnit: pricePerUnitMinor)
+            try require(
+                totalMinor > 0 && totalMinor <= FuelLimits.total, cause,
+                "makes a total of \(totalMinor) minor units for \(volume.grouped) units; it must be from 1 to \(FuelLimits.total)",
+                got: cause == "volume" ? volume.description : pricePerUnitMinor.description)
+        case .price:
+            pricePerUnitMinor = Fillup.perUnit(volume: volume, total: totalMinor)
+            try require(
+                pricePerUnitMinor.thousandths > 0 && pricePerUnitMinor.thousandths <= FuelLimits.price, cause,
+                "makes a price of \(pricePerUnitMinor.grouped) per unit for \(volume.grouped) units; it must be more than 0 "
+                    + "and at most \(Milli(FuelLimits.price).grouped)",
+                got: cause == "volume" ? volume.description : "\(totalMinor)")
         case .none: break
         }
     }
