@@ -96,6 +96,43 @@ struct StackTests {
         }
     }
 
+    /// The supervisor keeps running when its log cannot be written (the disk full: here its
+    /// output is /dev/full, where every write fails with ENOSPC), and when `logs/` is
+    /// removed under it: a service that dies is still started again
+    /// (Services/Gateway/StackSupervisor/Supervisor.swift, Spawn.swift).
+    @Test("a full disk under the supervisor's log, or logs/ removed: services are still restarted")
+    func supervisorOnAFullDisk() async throws {
+        try await withStack { stack in
+            let supervisor = Process()
+            supervisor.executableURL = URL(fileURLWithPath: stack.binDirectory + "/logbook")
+            supervisor.arguments = ["stack", "supervise"]
+            supervisor.environment = stack.environment
+            supervisor.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            supervisor.standardError = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            supervisor.standardInput = FileHandle.nullDevice
+            try supervisor.run()
+            defer {
+                if supervisor.isRunning { kill(supervisor.processIdentifier, SIGTERM) }
+                supervisor.waitUntilExit()
+            }
+            func answers(_ service: String) async throws -> Bool {
+                try await stack.logbook("probe", service, "--timeout", "1").status == 0
+            }
+            #expect(try await stack.eventually(timeout: .seconds(30)) { try await answers("auth") }, "auth never started")
+            for (service, removeLogs) in [("auth", false), ("auth", true)] {
+                if removeLogs { try FileManager.default.removeItem(atPath: stack.home + "/logs") }
+                let before = try #require(stack.pid(service))
+                kill(before, SIGKILL)
+                let back = try await stack.eventually(timeout: .seconds(30)) {
+                    guard let now = stack.pid(service), now != before else { return false }
+                    return try await answers(service)
+                }
+                #expect(back, "\(service) was not restarted (logs removed: \(removeLogs))")
+                #expect(supervisor.isRunning, "the supervisor is still running")
+            }
+        }
+    }
+
     /// `ProcessMain.run` (Shared/Runtime/ServiceHost.swift): a service's main thread is
     /// parked with the signals blocked that `dispatch_main` blocks, not ended by
     /// `pthread_exit` (whose unwind kept the executable's unwind tables resident), and a

@@ -19,6 +19,10 @@ public enum Spawn {
     public static func start(
         _ path: String, arguments: [String], environment: [String: String], log: String, newSession: Bool
     ) throws -> pid_t {
+        // (the log's folder made again when it was removed: else every later start fails)
+        try? FileManager.default.createDirectory(
+            atPath: URL(fileURLWithPath: log).deletingLastPathComponent().path, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -244,9 +244,13 @@ public final class Supervisor {
         return "signal \(signal)"
     }
 
+    /// A line in the supervisor's log. A write that fails (the disk full, the log's folder
+    /// removed) loses the line, never the supervisor: FileHandle's write traps on an error,
+    /// and the supervisor is what keeps the services running and restarts them.
     private func log(_ message: String) {
         let stamp = Date().formatted(.iso8601)
-        FileHandle.standardOutput.write(Data("\(stamp) supervisor: \(message)\n".utf8))
+        let line = Array("\(stamp) supervisor: \(message)\n".utf8)
+        _ = line.withUnsafeBytes { FileDescriptor.writeAll(STDOUT_FILENO, $0) }
     }
 }
 
