@@ -376,6 +376,16 @@ struct DurabilityTests {
             #expect(refused.status != 0)
             #expect(refused.stderr.contains("holds 0 bytes where the backup wrote"), "\(refused.stderr)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: live)) == before, "nothing was restored")
+
+            // The stack's lock held by a process that is not (yet) a supervisor (one starting,
+            // or another restore): refused, nothing touched.
+            let lock = open(data + "/supervisor.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            try #require(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
+            let blocked = try await stack.logbook("restore", backupDirectory)
+            flock(lock, LOCK_UN)
+            close(lock)
+            #expect(blocked.status == 5 && blocked.stderr.contains("is held"), "\(blocked.stdout)\(blocked.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: live)) == before, "nothing was restored")
         }
     }
 

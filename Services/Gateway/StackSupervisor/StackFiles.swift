@@ -40,7 +40,7 @@ public struct StackFiles: Sendable {
     /// another process holds it (FileLocks.lockExclusively waits out a probe's moment:
     /// `liveSupervisor` below takes the lock shared to look, and `stack up` polls it while
     /// the supervisor it started takes the lock). The descriptor is the lock: keep it open.
-    func lockStack(patience: Duration = .milliseconds(500)) throws -> Int32? {
+    public func lockStack(patience: Duration = .milliseconds(500)) throws -> Int32? {
         let fd = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ServiceError(.internal, "cannot open \(lockFile): \(String(cString: strerror(errno)))") }
         guard FileLocks.lockExclusively(fd, patience: patience) else {

@@ -171,6 +171,17 @@ struct RestoreCommand: GatewayCommand {
         if let pid = files.liveSupervisor() {
             throw ServiceError(.failedPrecondition, "the stack is running (supervisor pid \(pid)); stop it first: `logbook stack down`")
         }
+        // The stack's lock, held until the restore is done: a supervisor (`stack up`) started
+        // meanwhile cannot take it, so no service opens a database while it is checked and
+        // replaced (a service opening the old file would go on writing to it, aside).
+        try FileManager.default.createDirectory(
+            atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard let stackLock = try files.lockStack(patience: .milliseconds(200)) else {
+            throw ServiceError(
+                .failedPrecondition,
+                "the stack is starting or running (\(files.lockFile) is held); stop it first: `logbook stack down`")
+        }
+        defer { close(stackLock) }
         for result in manifest.services {
             if let holder = Self.holder(of: configuration.databasePath(result.service)) {
                 throw ServiceError(
