@@ -133,6 +133,26 @@ struct StackTests {
         }
     }
 
+    /// run/ removed while a service hangs: the supervisor's SIGTERM (to restart it with its
+    /// socket) cannot end it, and the SIGKILL that follows `stopGrace` (10 s) later does.
+    @Test("run/ removed while a service hangs: it is killed and started again")
+    func runRemovedWhileHung() async throws {
+        try await withStack { stack in
+            let up = try await stack.logbook("stack", "up")
+            try #require(up.status == 0, "\(up.stderr)")
+            let hung = try #require(stack.pid("records"))
+            kill(hung, SIGSTOP)
+            defer { kill(hung, SIGCONT) }
+            try FileManager.default.removeItem(atPath: stack.runDirectory)
+            let back = try await stack.eventually(timeout: .seconds(40)) {
+                guard let now = stack.pid("records"), now != hung else { return false }
+                return try await stack.logbook("probe", "records", "--timeout", "1").status == 0
+            }
+            #expect(back, "records was not started again: \(stack.log("supervisor").suffix(1500))")
+            #expect(!TestStack.isRunning(hung), "the hung process is gone")
+        }
+    }
+
     /// `ProcessMain.run` (Shared/Runtime/ServiceHost.swift): a service's main thread is
     /// parked with the signals blocked that `dispatch_main` blocks, not ended by
     /// `pthread_exit` (whose unwind kept the executable's unwind tables resident), and a

@@ -63,6 +63,9 @@ public final class Supervisor {
         var backoff: Double
         /// Why the supervisor itself stopped it, so the exit is logged as that, not a crash.
         var stopReason: String?
+        /// When it was sent SIGTERM to be restarted: SIGKILL follows if it is still there
+        /// `settings.stopGrace` later (a hung service does not end on SIGTERM).
+        var terminatedAt: Date?
     }
 
     let files: StackFiles
@@ -111,6 +114,7 @@ public final class Supervisor {
             reap()
             checkRunDirectory()
             checkHealth()
+            escalateStops()
             startDue()
             usleep(100_000)
         }
@@ -133,7 +137,22 @@ public final class Supervisor {
             guard let pid = children[i].pid else { continue }
             children[i].stopReason = "restarted: its socket was removed with the run directory"
             children[i].backoff = settings.initialBackoff
+            children[i].terminatedAt = Date()
             kill(pid, SIGTERM)
+        }
+    }
+
+    /// A service sent SIGTERM to be restarted that is still there `stopGrace` later (hung):
+    /// SIGKILL, so `reap` restarts it.
+    private func escalateStops() {
+        let now = Date()
+        for i in children.indices {
+            guard let pid = children[i].pid, let sent = children[i].terminatedAt,
+                now.timeIntervalSince(sent) >= settings.stopGrace
+            else { continue }
+            log("\(children[i].name) (pid \(pid)) did not end \(Int(settings.stopGrace)) s after SIGTERM; killing it")
+            children[i].terminatedAt = nil
+            kill(pid, SIGKILL)
         }
     }
 
@@ -187,6 +206,7 @@ public final class Supervisor {
             guard pid > 0 else { return }
             guard let i = children.firstIndex(where: { $0.pid == pid }) else { continue }
             children[i].pid = nil
+            children[i].terminatedAt = nil
             unlink(files.pidFile(children[i].name))
             let ran = Date().timeIntervalSince(children[i].startedAt)
             // Healthy uptime pays the back-off down: halved for every `stableAfter` it ran.
