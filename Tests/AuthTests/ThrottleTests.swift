@@ -100,25 +100,33 @@ import Wire
         hash.split(separator: "$").dropFirst(2).first.map(String.init) ?? hash
     }
 
+    /// erin registered at the minimum cost, then auth opened again on the same file at a
+    /// higher one: that auth, the higher cost, and erin's hash as registered.
+    static func afterACostRaise(_ scratch: ScratchDirectory) async throws -> (Harness, Argon2Cost, String) {
+        let settings = DatabaseSettings(path: scratch.path + "/auth.sqlite")
+        let clock = TestClock()
+        let before: String
+        do {
+            let first = try Harness(database: settings, clock: clock)
+            try await first.register("erin")
+            before = try await storedHash(first)
+        }
+        let raised = Argon2Cost(opslimit: Argon2Cost.minimum.opslimit + 1, memlimit: Argon2Cost.minimum.memlimit)
+        return (try Harness(database: settings, clock: clock, argon2: raised), raised, before)
+    }
+
+    static func storedHash(_ h: Harness) async throws -> String {
+        try await h.auth.host.database.read { db in
+            try String.fetchOne(db, sql: "SELECT passwordHash FROM users WHERE username = 'erin'") ?? ""
+        }
+    }
+
     @Test("after the cost changes, a login stores the password's hash at the new cost; a wrong one does not")
     func aLoginRehashesAtTheCurrentCost() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let settings = DatabaseSettings(path: scratch.path + "/auth.sqlite")
-        let clock = TestClock()
-        func stored(_ h: Harness) async throws -> String {
-            try await h.auth.host.database.read { db in
-                try String.fetchOne(db, sql: "SELECT passwordHash FROM users WHERE username = 'erin'") ?? ""
-            }
-        }
-        let before: String
-        do {
-            let h = try Harness(database: settings, clock: clock)
-            try await h.register("erin")
-            before = try await stored(h)
-        }
-        let raised = Argon2Cost(opslimit: Argon2Cost.minimum.opslimit + 1, memlimit: Argon2Cost.minimum.memlimit)
-        let h = try Harness(database: settings, clock: clock, argon2: raised)
+        let (h, raised, before) = try await Self.afterACostRaise(scratch)
+        func stored(_ h: Harness) async throws -> String { try await Self.storedHash(h) }
         _ = try await h.loginFailure("erin", password: "wrong guess")
         #expect(try await stored(h) == before, "a wrong password changes nothing")
         _ = try await h.login("erin")
@@ -135,14 +143,7 @@ import Wire
     func concurrentLoginsWhileRehashing() async throws {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let settings = DatabaseSettings(path: scratch.path + "/auth.sqlite")
-        let clock = TestClock()
-        do {
-            let h = try Harness(database: settings, clock: clock)
-            try await h.register("erin")
-        }
-        let raised = Argon2Cost(opslimit: Argon2Cost.minimum.opslimit + 1, memlimit: Argon2Cost.minimum.memlimit)
-        let h = try Harness(database: settings, clock: clock, argon2: raised)
+        let (h, _, _) = try await Self.afterACostRaise(scratch)
         for round in 0..<5 {
             // a fresh old-cost hash each round, so every round races a rehash
             if round > 0 {

@@ -124,7 +124,12 @@ public final class Edge: Sendable {
 
     /// Takes a request from the client address's bucket for /readyz and /metrics, or throws 429.
     func charge(_ context: EdgeContext) throws {
-        if let wait = limiter.take("probe:" + (context.remoteAddress?.ipAddress ?? "?")) {
+        try take("probe:" + (context.remoteAddress?.ipAddress ?? "?"))
+    }
+
+    /// Takes a request from bucket `key`, or throws 429 with the wait.
+    func take(_ key: String) throws {
+        if let wait = limiter.take(key) {
             var problem = Problem.edge(429, "rate_limited", "Too many requests", "more than \(settings.ratePerSecond) requests a second; slow down")
             problem.retryAfterMs = wait
             throw problem
@@ -136,11 +141,7 @@ public final class Edge: Sendable {
         // A token of its own bucket only once known to be real (RateLimiter.swift): forged
         // ones share their client address's bucket with requests that carry none.
         let key = token.flatMap { known.contains($0) ? "token:" + $0 : nil } ?? "address:" + (context.remoteAddress?.ipAddress ?? "?")
-        if let wait = limiter.take(key) {
-            var problem = Problem.edge(429, "rate_limited", "Too many requests", "more than \(settings.ratePerSecond) requests a second; slow down")
-            problem.retryAfterMs = wait
-            throw problem
-        }
+        try take(key)
         var body: [String: JSONValue] = [:]
         var uploading: String?
         defer {
