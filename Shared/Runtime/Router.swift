@@ -374,11 +374,6 @@ public struct Router: Sendable {
         }
     }
 
-    /// A hash of the method and the body in canonical form (keys sorted), so that the same
-    /// request written with other whitespace or key order is still "the same body". Taken
-    /// over the body's bytes (CanonicalJSON), without parsing the frame again; a body the
-    /// byte-level writer does not handle exactly takes the long way, which gives the same
-    /// text, so a hash stored by either way matches the other.
     /// What the idempotency log holds for this request: the first attempt's answer when its
     /// key was recorded for the same request (nil when there is no key or it is not there);
     /// `already_exists` when the key was used for a different request. For a write refused
@@ -392,6 +387,11 @@ public struct Router: Sendable {
         return nil
     }
 
+    /// A hash of the method and the body in canonical form (keys sorted), so that the same
+    /// request written with other whitespace or key order is still "the same body". Taken
+    /// over the body's bytes (CanonicalJSON), without parsing the frame again; a body the
+    /// byte-level writer does not handle exactly takes the long way, which gives the same
+    /// text, so a hash stored by either way matches the other.
     static func requestHash(method: String, frame: Data) throws -> String {
         var input = Data(method.utf8)
         input.append(UInt8(ascii: "\n"))
