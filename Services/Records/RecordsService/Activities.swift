@@ -56,7 +56,8 @@ extension Records {
 
         router.read(TimeMethods.activityList) { body, context in
             let limit = try Pagination.limit(body.limit)
-            let cursor = try Cursor.decode(body.cursor, sort: "created")
+            let list = ListKey(TimeMethods.activityList.name, sort: "created")
+            let cursor = try Cursor.decode(body.cursor, for: list)
             let at = now()
             return try await database.read { db in
                 let ids = try Pagination.page(
@@ -65,7 +66,7 @@ extension Records {
                         SELECT id, createdAt FROM activity WHERE userId = ? AND deletedAt IS NULL AND (createdAt, id) < (?, ?)
                         ORDER BY createdAt DESC, id DESC LIMIT ?
                         """,
-                    arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, sort: "created",
+                    arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, list: list,
                     key: { (row: ActivityKey) in (row.createdAt, nil, row.id) },
                     row: { ActivityKey(id: $0["id"], createdAt: $0["createdAt"]) })
                 return Page(
@@ -146,7 +147,8 @@ extension Records {
 
         router.read(TimeMethods.timeList) { body, context in
             let limit = try Pagination.limit(body.limit)
-            let cursor = try Cursor.decode(body.cursor, sort: "saved")
+            let list = ListKey(TimeMethods.timeList.name, sort: "saved", filters: [body.activityId])
+            let cursor = try Cursor.decode(body.cursor, for: list)
             return try await database.read { db in
                 _ = try activeActivityName(db, userId: context.userId, id: body.activityId, field: "activityId")
                 return try Pagination.page(
@@ -156,7 +158,7 @@ extension Records {
                         ORDER BY savedAt DESC, id DESC LIMIT ?
                         """,
                     arguments: [context.userId, body.activityId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit,
-                    sort: "saved", key: { (e: TimeEntry) in (e.savedAt.ms, nil, e.id) }, row: { try TimeEntryRow(row: $0).entry })
+                    list: list, key: { (e: TimeEntry) in (e.savedAt.ms, nil, e.id) }, row: { try TimeEntryRow(row: $0).entry })
             }
         }
 

@@ -47,7 +47,8 @@ extension Records {
 
         router.read(AttendanceMethods.list) { body, context in
             let limit = try Pagination.limit(body.limit)
-            let cursor = try Cursor.decode(body.cursor, sort: "at")
+            let list = ListKey(AttendanceMethods.list.name, sort: "at")
+            let cursor = try Cursor.decode(body.cursor, for: list)
             return try await database.read { db in
                 try Pagination.page(
                     db,
@@ -55,7 +56,7 @@ extension Records {
                         SELECT * FROM attendance WHERE userId = ? AND (at, id) < (?, ?)
                         ORDER BY at DESC, id DESC LIMIT ?
                         """,
-                    arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, sort: "at",
+                    arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, list: list,
                     key: { (e: AttendanceEntry) in (e.at.ms, nil, e.id) }, row: { try AttendanceRow(row: $0).entry })
             }
         }

@@ -187,8 +187,11 @@ extension Records {
         router.read(CatchMethods.list) { body, context in
             let limit = try Pagination.limit(body.limit)
             let sort = body.sort ?? .date
-            let cursor = try Cursor.decode(body.cursor, sort: sort.rawValue)
             let water = body.water?.rawValue
+            let list = ListKey(
+                CatchMethods.list.name, sort: sort.rawValue, position: sort == .species ? .text : .integer,
+                filters: [water])
+            let cursor = try Cursor.decode(body.cursor, for: list)
             // One fixed statement per sort; the water filter is a bound parameter.
             let sql: String
             let after: StatementArguments
@@ -218,8 +221,7 @@ extension Records {
             }
             return try await database.read { db in
                 try Pagination.page(
-                    db, sql: sql, arguments: [context.userId, water, water] + after, limit: limit, sort: sort.rawValue,
-                    key: key,
+                    db, sql: sql, arguments: [context.userId, water, water] + after, limit: limit, list: list, key: key,
                     row: CatchRow.fish)
             }
         }

@@ -84,11 +84,15 @@ extension Records {
         router.read(ExpenseMethods.list) { body, context in
             let limit = try Pagination.limit(body.limit)
             let sort = body.sort ?? .date
-            let cursor = try Cursor.decode(body.cursor, sort: sort.rawValue)
             if let from = body.from, let to = body.to {
                 try require(from < to, "to", "must be after from (\(WireTime.format(from)))", got: WireTime.format(to))
             }
             let category = try optionalText(body.category, "category", max: 40)
+            // (the category is compared as NOCASE compares it: ASCII letters without case)
+            let list = ListKey(
+                ExpenseMethods.list.name, sort: sort.rawValue, position: sort == .amount ? .textAndInteger : .integer,
+                filters: [body.from.map { String($0.ms) }, body.to.map { String($0.ms) }, category.map(asciiLowercased)])
+            let cursor = try Cursor.decode(body.cursor, for: list)
             // One fixed statement per sort; the filters are bound parameters.
             let sql: String
             let key: @Sendable (Expense) -> (n: Int64?, t: String?, id: String)
@@ -125,7 +129,7 @@ extension Records {
             let arguments = filters
             return try await database.read { db in
                 try Pagination.page(
-                    db, sql: sql, arguments: arguments, limit: limit, sort: sort.rawValue, key: key,
+                    db, sql: sql, arguments: arguments, limit: limit, list: list, key: key,
                     row: { try ExpenseRow(row: $0).expense })
             }
         }

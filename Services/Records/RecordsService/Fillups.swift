@@ -96,7 +96,8 @@ extension Records {
 
         router.read(FuelMethods.fillupList) { body, context in
             let limit = try Pagination.limit(body.limit)
-            let cursor = try Cursor.decode(body.cursor, sort: "date")
+            let list = ListKey(FuelMethods.fillupList.name, sort: "date", filters: [body.vehicleId])
+            let cursor = try Cursor.decode(body.cursor, for: list)
             return try await database.read { db in
                 let vehicle = try vehicleOf(db, userId: context.userId, id: body.vehicleId)
                 return try Pagination.page(
@@ -106,7 +107,7 @@ extension Records {
                         ORDER BY date DESC, id DESC LIMIT ?
                         """,
                     arguments: [context.userId, vehicle, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit,
-                    sort: "date", key: { (f: Fillup) in (f.date.ms, nil, f.id) }, row: { try FillupRow(row: $0).fillup })
+                    list: list, key: { (f: Fillup) in (f.date.ms, nil, f.id) }, row: { try FillupRow(row: $0).fillup })
             }
         }
     }

@@ -6,13 +6,46 @@ import Foundation
 import GRDB
 import Wire
 
-/// Where a list resumes: the sort the cursor belongs to, the last row's key and its id.
+/// Which list a cursor belongs to: the method, its sort, and the filters that choose its
+/// rows (a vehicle, an activity, a water, dates, a category). A cursor is the position of
+/// a row in one such list, so it is refused in any other: a fill-up cursor of one vehicle
+/// would otherwise resume another vehicle's list at a date taken from the first.
+struct ListKey: Sendable {
+    /// The sort key a cursor of this list carries.
+    enum Position: Sendable {
+        case integer, text, textAndInteger
+    }
+
+    let sort: String
+    let position: Position
+    /// The list's fingerprint: the first 16 hex digits of SHA-256 over the method, the sort
+    /// and the filters (the cursor stays short, and shows none of them).
+    let list: String
+
+    /// `filters` in a fixed order for the method, nil for one not given; texts compared
+    /// without regard to case by the list's query are given folded.
+    init(_ method: String, sort: String, position: Position = .integer, filters: [String?] = []) {
+        self.sort = sort
+        self.position = position
+        let identity = ([method, sort] + filters.map { $0.map { "=" + $0 } ?? "-" }).joined(separator: "\u{1}")
+        list = String(Crypto.sha256Hex(identity).prefix(16))
+    }
+}
+
+/// `text` with A–Z lowercased and nothing else changed: what SQLite's NOCASE ignores.
+func asciiLowercased(_ text: String) -> String {
+    String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+}
+
+/// Where a list resumes: the list and sort the cursor belongs to, the last row's key and its id.
 struct Cursor: Codable, Sendable, Equatable {
     /// The sort this cursor was made for (a cursor is refused under another sort).
     var s: String
+    /// The list it was made for (`ListKey.list`; refused in another list).
+    var l: String?
     /// An integer sort key (dates in ms, amounts, weights).
     var n: Int64?
-    /// A text sort key (species).
+    /// A text sort key (species, a currency).
     var t: String?
     var id: String
 
@@ -20,20 +53,32 @@ struct Cursor: Codable, Sendable, Equatable {
         Crypto.base64URL(Array((try? JSONEncoder().encode(self)) ?? Data()))
     }
 
-    /// Reads a caller's cursor for `sort`; nil when none was sent.
-    static func decode(_ text: String?, sort: String) throws -> Cursor? {
+    /// Reads a caller's cursor for the list `key`; nil when none was sent.
+    static func decode(_ text: String?, for key: ListKey) throws -> Cursor? {
         guard let text else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64),
-            let cursor = try? JSONDecoder().decode(Cursor.self, from: data)
-        else {
-            throw ServiceError.invalid("cursor", "is not a cursor this list returned (got \(shown(text)))")
-        }
-        guard cursor.s == sort else {
+        let notOurs = ServiceError.invalid("cursor", "is not a cursor this list returned (got \(shown(text)))")
+        guard let data = Data(base64Encoded: base64), let cursor = try? JSONDecoder().decode(Cursor.self, from: data)
+        else { throw notOurs }
+        guard cursor.s == key.sort else {
             throw ServiceError.invalid(
-                "cursor", "belongs to a list sorted by \(cursor.s), not \(sort): start again without a cursor")
+                "cursor", "belongs to a list sorted by \(cursor.s), not \(key.sort): start again without a cursor")
         }
+        guard cursor.l == key.list else {
+            throw ServiceError.invalid(
+                "cursor",
+                "belongs to another list (another method, vehicle, activity or filter): start again without a cursor")
+        }
+        // (every cursor this list made carries the key its sort needs: one without it would
+        // start the list again instead of resuming it)
+        let complete =
+            switch key.position {
+            case .integer: cursor.n != nil
+            case .text: cursor.t != nil
+            case .textAndInteger: cursor.n != nil && cursor.t != nil
+            }
+        guard complete else { throw notOurs }
         return cursor
     }
 }
@@ -54,7 +99,7 @@ enum Pagination {
     /// asked, to learn whether another page follows) and maps the rows. The statement is
     /// compiled once per connection (each list has one fixed statement per sort).
     static func page<Item: Encodable & Sendable>(
-        _ db: Database, sql: String, arguments: StatementArguments, limit: Int, sort: String,
+        _ db: Database, sql: String, arguments: StatementArguments, limit: Int, list: ListKey,
         key: (Item) -> (n: Int64?, t: String?, id: String), row map: (Row) throws -> Item
     ) throws -> Page<Item> {
         var items = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments + [limit + 1]).map(map)
@@ -62,7 +107,7 @@ enum Pagination {
         if items.count > limit {
             items.removeLast(items.count - limit)
             let last = key(items[items.count - 1])
-            next = Cursor(s: sort, n: last.n, t: last.t, id: last.id).encoded
+            next = Cursor(s: list.sort, l: list.list, n: last.n, t: last.t, id: last.id).encoded
         }
         return Page(items: items, nextCursor: next)
     }

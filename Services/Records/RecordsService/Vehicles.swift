@@ -60,7 +60,8 @@ extension Records {
 
         router.read(FuelMethods.vehicleList) { body, context in
             let limit = try Pagination.limit(body.limit)
-            let cursor = try Cursor.decode(body.cursor, sort: "created")
+            let list = ListKey(FuelMethods.vehicleList.name, sort: "created")
+            let cursor = try Cursor.decode(body.cursor, for: list)
             return try await database.read { db in
                 try Pagination.page(
                     db,
@@ -68,7 +69,7 @@ extension Records {
                         SELECT * FROM vehicle WHERE userId = ? AND (createdAt, id) < (?, ?)
                         ORDER BY createdAt DESC, id DESC LIMIT ?
                         """,
-                    arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, sort: "created",
+                    arguments: [context.userId, cursor?.n ?? Int64.max, cursor?.id ?? ""], limit: limit, list: list,
                     key: { (v: Vehicle) in (v.createdAt.ms, nil, v.id) }, row: { try VehicleRow(row: $0).vehicle })
             }
         }
