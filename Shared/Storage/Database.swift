@@ -67,6 +67,7 @@ public enum ServiceDatabase {
                 withExtendedLifetime(lock) {}
                 // A PRAGMA takes no bound parameters; the value is an Int, never text.
                 if let pageSize { try db.execute(sql: "PRAGMA page_size = " + String(pageSize)) }
+                db.add(function: foldFunction)
             }
             do {
                 writer = try DatabasePool(path: path, configuration: configuration)
@@ -84,6 +85,7 @@ public enum ServiceDatabase {
                 }
             }
         } else {
+            configuration.prepareDatabase { db in db.add(function: foldFunction) }
             writer = try DatabaseQueue(configuration: configuration)
             try setDurability(settings.durability, on: writer)
         }
@@ -96,6 +98,15 @@ public enum ServiceDatabase {
         migrator.registerSharedTables()
         try migrator.migrate(writer)
         return writer
+    }
+
+    /// `logbook_fold(text)`: the text as Logbook compares names without case
+    /// (`String.foldedForComparison`), on every connection of every service's database, so
+    /// SQL groups and filters names as the Swift code does (SQLite's `lower()` and NOCASE
+    /// fold A–Z only). Any value other than text is answered as it is.
+    static let foldFunction = DatabaseFunction("logbook_fold", argumentCount: 1, pure: true) { values in
+        guard case .string(let text) = values[0].storage else { return values[0] }
+        return text.foldedForComparison
     }
 
     /// Sets `synchronous` on the writer connection, the one whose commits must reach the

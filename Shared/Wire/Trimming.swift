@@ -28,3 +28,22 @@ extension Unicode.Scalar {
         value < 0x80 ? value == 0x20 || (0x09...0x0D).contains(value) : value == 0x200B || properties.isWhitespace
     }
 }
+
+extension String {
+    /// The text as names are compared without case everywhere in Logbook (species and
+    /// baits, expense categories, activity names): trimmed (`trimmingWhitespace`) and
+    /// lowercased letter by letter in Unicode ("Ørret" and "ørret" are one). Records' SQL
+    /// reads the same through `logbook_fold(text)` (Shared/Storage/Database.swift).
+    public var foldedForComparison: String {
+        // Nearly every name is already folded: printable ASCII without capitals, nothing to
+        // trim at either end. That is checked on the bytes; anything else is trimmed and
+        // lowercased by the standard library.
+        let bytes = utf8
+        if let first = bytes.first, let last = bytes.last, first > 0x20, last > 0x20, last != 0x7F,
+            !bytes.contains(where: { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) })
+        {
+            return self
+        }
+        return trimmingWhitespace.lowercased()
+    }
+}

@@ -192,7 +192,7 @@ enum ExpenseQueries {
                 if let period = Period(rawValue: by) {
                     key = Day.label(row["day"], by: period)
                 } else {
-                    key = category.isEmpty ? "" : category.lowercased()
+                    key = category.foldedForComparison
                     let count: Int = row["count"]
                     if let i = spellings[key, default: []].firstIndex(where: { $0.0 == category }) {
                         spellings[key]![i].1 += count

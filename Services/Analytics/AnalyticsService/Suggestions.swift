@@ -124,19 +124,11 @@ enum CatchProjection {
     /// an empty species is "(none)").
     static let any = ""
 
-    /// Species and baits are grouped case-insensitively.
+    /// Species and baits are grouped case-insensitively (`foldedForComparison`, as records
+    /// groups bests); a name that folds to nothing is "(none)".
     static func key(_ text: String) -> String {
-        // Nearly every name is already its key: printable ASCII without capitals, nothing to
-        // trim at either end. That is checked on the bytes; anything else is trimmed and
-        // lowercased by Foundation (every catch of a replay came here twice).
-        let bytes = text.utf8
-        if let first = bytes.first, let last = bytes.last, first > 0x20, last > 0x20, last != 0x7F,
-            !bytes.contains(where: { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) })
-        {
-            return text
-        }
-        let trimmed = text.trimmingWhitespace.lowercased()
-        return trimmed.isEmpty ? "(none)" : trimmed
+        let folded = text.foldedForComparison
+        return folded.isEmpty ? "(none)" : folded
     }
 
     /// What one catch adds to the counters: its status and, when ready, its buckets (each

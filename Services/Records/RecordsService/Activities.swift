@@ -36,8 +36,11 @@ extension Records {
         router.write(TimeMethods.activityAdd) { body, context, db in
             let at = now()
             let name = try requiredText(body.name, "name", max: 60)
-            if try !ActivityRow.active(of: context.userId).filter(sql: "name = ? COLLATE NOCASE", arguments: [name])
-                .isEmpty(db)
+            // (unique without case as names are compared: `logbook_fold`; the index's NOCASE
+            // holds A–Z only)
+            if try !ActivityRow.active(of: context.userId).filter(
+                sql: "logbook_fold(name) = ?", arguments: [name.foldedForComparison]
+            ).isEmpty(db)
             {
                 throw ServiceError(.alreadyExists, "activity \"\(name)\" already exists", field: "name")
             }

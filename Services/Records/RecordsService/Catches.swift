@@ -241,10 +241,10 @@ extension Records {
                         SELECT * FROM (
                             SELECT catchView.*,
                                 row_number() OVER (
-                                    PARTITION BY lower(trim(species)) ORDER BY weightMg DESC, caughtAt, id) AS bestRank,
-                                count(*) OVER (PARTITION BY lower(trim(species))) AS speciesCatches
+                                    PARTITION BY logbook_fold(species) ORDER BY weightMg DESC, caughtAt, id) AS bestRank,
+                                count(*) OVER (PARTITION BY logbook_fold(species)) AS speciesCatches
                             FROM catchView WHERE userId = ? AND (? IS NULL OR water = ?)
-                        ) WHERE bestRank = 1 ORDER BY lower(trim(species)), id
+                        ) WHERE bestRank = 1 ORDER BY logbook_fold(species), id
                         """,
                     arguments: [context.userId, water, water])
                 return CatchBests(

@@ -88,10 +88,11 @@ extension Records {
                 try require(from < to, "to", "must be after from (\(WireTime.format(from)))", got: WireTime.format(to))
             }
             let category = try optionalText(body.category, "category", max: 40)
-            // (the category is compared as NOCASE compares it: ASCII letters without case)
+            // (compared as names are, without case: `foldedForComparison`, `logbook_fold` in SQL)
+            let folded = category?.foldedForComparison
             let list = ListKey(
                 ExpenseMethods.list.name, sort: sort.rawValue, position: sort == .amount ? .textAndInteger : .integer,
-                filters: [body.from.map { String($0.ms) }, body.to.map { String($0.ms) }, category.map(asciiLowercased)])
+                filters: [body.from.map { String($0.ms) }, body.to.map { String($0.ms) }, folded])
             let cursor = try Cursor.decode(body.cursor, for: list)
             // One fixed statement per sort; the filters are bound parameters.
             let sql: String
@@ -100,7 +101,7 @@ extension Records {
             case .date:
                 sql = """
                     SELECT * FROM expense
-                    WHERE userId = ? AND date >= ? AND date < ? AND (? IS NULL OR category = ? COLLATE NOCASE)
+                    WHERE userId = ? AND date >= ? AND date < ? AND (? IS NULL OR logbook_fold(category) = ?)
                         AND (date, id) < (?, ?)
                     ORDER BY date DESC, id DESC LIMIT ?
                     """
@@ -110,14 +111,14 @@ extension Records {
                 // largest first in each (1,000 JPY is not more than $12.50)
                 sql = """
                     SELECT * FROM expense
-                    WHERE userId = ? AND date >= ? AND date < ? AND (? IS NULL OR category = ? COLLATE NOCASE)
+                    WHERE userId = ? AND date >= ? AND date < ? AND (? IS NULL OR logbook_fold(category) = ?)
                         AND (currency > ? OR (currency = ? AND (amountMinor, id) < (?, ?)))
                     ORDER BY currency, amountMinor DESC, id DESC LIMIT ?
                     """
                 key = { ($0.amountMinor, $0.currency, $0.id) }
             }
             var filters: StatementArguments = [
-                context.userId, body.from?.ms ?? Int64.min, body.to?.ms ?? Int64.max, category, category,
+                context.userId, body.from?.ms ?? Int64.min, body.to?.ms ?? Int64.max, folded, folded,
             ]
             if sort == .amount {
                 // before the first page every currency sorts after ""

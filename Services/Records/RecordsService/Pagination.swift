@@ -32,11 +32,6 @@ struct ListKey: Sendable {
     }
 }
 
-/// `text` with A–Z lowercased and nothing else changed: what SQLite's NOCASE ignores.
-func asciiLowercased(_ text: String) -> String {
-    String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
-}
-
 /// Where a list resumes: the list and sort the cursor belongs to, the last row's key and its id.
 struct Cursor: Codable, Sendable, Equatable {
     /// The sort this cursor was made for (a cursor is refused under another sort).
