@@ -301,9 +301,6 @@ public struct Router: Sendable {
 
     static func decodeBody<Body: Decodable>(_ type: Body.Type, from frame: Data) throws -> Body {
         do {
-            if Body.self == Empty.self {
-                return Empty() as! Body
-            }
             // A missing or null body is read as `{}`, so the error names the missing field.
             if let body = try WireCoding.decoder.decode(OptionalBody<Body>.self, from: frame).body {
                 return body

@@ -86,9 +86,21 @@ public struct Reply: Codable, Sendable {
     }
 }
 
-/// A body with no fields: `{}`.
+/// A body with no fields: `{}`. Any object is read as one (its members are not looked
+/// at); anything else is refused as a body of another method would be.
 public struct Empty: Codable, Sendable, Equatable {
     public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        _ = try decoder.container(keyedBy: AnyMember.self)
+    }
+
+    private struct AnyMember: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 }
 
 /// Shared JSON settings: dates as ISO-8601 with an offset, sorted keys. One encoder and one

@@ -52,11 +52,28 @@ import Wire
         var router = Router()
         router.read("t.echo", access: .public) { (body: JSONValue, _) in body }
         router.read("t.photo", access: .public, maxBytes: 4 * 1024 * 1024) { (body: JSONValue, _) in body }
+        router.read("t.empty", access: .public) { (_: Empty, _) in Empty() }
         return Dispatcher(descriptor: ServiceDescriptor(name: "t"), router: router, sessions: nil, logger: .init(label: "t"))
     }
 
     func reply(_ frame: String) async throws -> Reply {
         try WireCoding.decode(Reply.self, from: await dispatcher().handle(Data(frame.utf8)))
+    }
+
+    /// A method without fields (`whoami`, `logout`, `store.wallet`) refuses a body that is
+    /// not an object as every other method does, and reads a missing or null one as `{}`.
+    @Test func aMethodWithoutFieldsStillWantsAnObject() async throws {
+        for method in ["t.empty"] {
+            for body in ["42", "\"x\"", "[1]", "true"] {
+                let answer = try await reply(#"{"v":1,"id":"r1","method":"\#(method)","body":\#(body)}"#)
+                #expect(answer.error?.code == .invalidArgument, "\(method) \(body)")
+                #expect(answer.error?.field == "body", "\(method) \(body)")
+                #expect(answer.error?.message.hasPrefix("body:") == true, "\(String(describing: answer.error))")
+            }
+            for body in [#","body":{}"#, #","body":{"extra":1}"#, #","body":null"#, ""] {
+                #expect(try await reply(#"{"v":1,"id":"r1","method":"\#(method)"\#(body)}"#).ok, "\(method) \(body)")
+            }
+        }
     }
 
     @Test func theVersionMustBeTheInteger1() async throws {
