@@ -180,4 +180,14 @@ public enum Idempotency {
     public static func purge(_ db: Database, principal: String) throws {
         try db.execute(sql: "DELETE FROM idempotency WHERE principal = ?", arguments: [principal])
     }
+
+    /// Forgets what `method`, called with no one signed in (principal ""), answered about
+    /// `resultUserId` (its result's `userId`): account deletion, for the registration.
+    public static func purgeAnonymous(_ db: Database, method: String, resultUserId: String) throws {
+        try db.execute(
+            sql: """
+                DELETE FROM idempotency WHERE principal = '' AND method = ?
+                    AND json_extract(CAST(result AS TEXT), '$.userId') = ?
+                """, arguments: [method, resultUserId])
+    }
 }

@@ -20,11 +20,19 @@ extension Handlers {
     }
 
     func commitAccountDelete(_ user: User, _ context: RequestContext, _ db: Database) throws -> Deleted {
-        let sessions = try Session.revokeAll(db, userId: user.id)
-        try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [user.id])
-        guard db.changesCount == 1 else { throw DatabaseSessions.refused }
+        // While the password was checked, the session may have been ended (a logout, another
+        // session's password change) or the password changed: only what was checked deletes.
+        try Session.requireLive(db, context, userId: user.id, now: now)
+        let sessions = try Session.revokeAll(db, userId: user.id, now: now)
+        try db.execute(sql: "DELETE FROM users WHERE id = ? AND passwordHash = ?", arguments: [user.id, user.passwordHash])
+        guard db.changesCount == 1 else {
+            throw ServiceError(.failedPrecondition, "the password was changed meanwhile: nothing was deleted; try again")
+        }
         try LoginFailures.clear(db, username: user.username)
         try Idempotency.purge(db, principal: user.id)
+        // The registration that made the account was kept under no principal (nobody was
+        // signed in); its answer names the account.
+        try Idempotency.purgeAnonymous(db, method: AuthMethods.register.name, resultUserId: user.id)
         try Outbox.redact(db, userId: user.id)  // before the two events below, which must stay
         let now = self.now
         try Outbox.append(

@@ -28,14 +28,15 @@ extension Handlers {
     func commitPasswordChange(_ change: NewPassword, _ context: RequestContext, _ db: Database) throws
         -> PasswordChangeResult
     {
-        // Only if nobody changed it since it was checked.
+        // Only if the session still stands and nobody changed the password since it was checked.
+        try Session.requireLive(db, context, userId: change.user.id, now: now)
         try db.execute(
             sql: "UPDATE users SET passwordHash = ? WHERE id = ? AND passwordHash = ?",
             arguments: [change.hash, change.user.id, change.user.passwordHash])
         guard db.changesCount == 1 else {
             throw ServiceError(.failedPrecondition, "the password was changed by another request meanwhile; try again")
         }
-        let revoked = try Session.revokeAll(db, userId: change.user.id, except: context.principal?.sessionId)
+        let revoked = try Session.revokeAll(db, userId: change.user.id, except: context.principal?.sessionId, now: now)
         if !revoked.isEmpty {
             try Outbox.append(
                 db, type: AuthEvents.sessionRevoked, userId: change.user.id,

@@ -44,13 +44,23 @@ enum Session {
         return Created(id: id, token: token, expiresAt: expiresAt)
     }
 
-    /// Deletes the user's sessions other than `keep`; returns the ids deleted.
-    static func revokeAll(_ db: Database, userId: String, except keep: String? = nil) throws -> [String] {
+    /// Deletes the user's sessions other than `keep`; returns the ids of those that had not
+    /// expired yet (an expired one ended already: it is neither counted nor announced).
+    static func revokeAll(_ db: Database, userId: String, except keep: String? = nil, now: Date) throws -> [String] {
         let ids = try String.fetchAll(
-            db, sql: "SELECT id FROM sessions WHERE userId = ? AND id IS NOT ? ORDER BY id",
-            arguments: [userId, keep])
+            db, sql: "SELECT id FROM sessions WHERE userId = ? AND id IS NOT ? AND expiresAt > ? ORDER BY id",
+            arguments: [userId, keep, now.timeIntervalSince1970])
         try db.execute(sql: "DELETE FROM sessions WHERE userId = ? AND id IS NOT ?", arguments: [userId, keep])
         return ids
+    }
+
+    /// Refuses (as an ended session is refused) unless the caller's session still stands:
+    /// a write whose slow part ran outside the transaction checks it again when it commits.
+    static func requireLive(_ db: Database, _ context: RequestContext, userId: String, now: Date) throws {
+        let live = try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND userId = ? AND expiresAt > ?)",
+            arguments: [context.principal?.sessionId ?? "", userId, now.timeIntervalSince1970])
+        guard live == true else { throw DatabaseSessions.refused }
     }
 }
 
