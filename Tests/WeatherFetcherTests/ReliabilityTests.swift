@@ -328,6 +328,29 @@ import Wire
         #expect(harness.server.requests(path: "/v1/marine").count == 3)
     }
 
+    /// A marine answer without its sea-level column (or with one that is not a list, or
+    /// without the hour asked) is broken, not "no tide here": retried, then the tide is
+    /// unavailable, and nothing is kept for the next catch at that place and hour.
+    @Test(arguments: [
+        #"{"utc_offset_seconds":0,"hourly":{"time":["2024-05-20T15:00"]}}"#,
+        #"{"utc_offset_seconds":0,"hourly":{"time":["2024-05-20T15:00"],"sea_level_height_msl":"n/a"}}"#,
+        #"{"utc_offset_seconds":0,"hourly":{"time":["1999-01-01T00:00"],"sea_level_height_msl":[0.5]}}"#,
+    ])
+    func aBrokenMarineAnswerIsNotNoTide(body: String) async throws {
+        let harness = try Harness(
+            handler: { request in
+                request.path == "/v1/marine" ? .json(body) : Fixtures.openMeteo()(request)
+            }, configure: { $0.maxAttempts = 2 })
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "c1")])
+        let status = try await service.running { try await service.settled("c1") }
+        #expect(status["conditions"]?["tide"] == "unavailable", "\(status.jsonText)")
+        #expect(harness.server.requests(path: "/v1/marine").count == 2)
+        try await service.applyRecords([harness.catchEvent(id: "c2")])
+        _ = try await service.running { try await service.settled("c2") }
+        #expect(harness.server.requests(path: "/v1/marine").count > 2, "the broken answer was kept")
+    }
+
     /// A `weather.get` for an hour still to come answers a forecast: a catch made in that hour
     /// later gets the weather that came (fetched again), not the forecast kept from the lookup.
     @Test func aForecastIsNotKeptAsTheWeatherOfItsHour() async throws {

@@ -166,6 +166,16 @@ final class Fetcher: Sendable {
         do {
             let series = try await get(
                 base: settings.marineURL, place: place, hour: hour, variables: [OpenMeteo.tideVariable], api: "marine")
+            // "No tide here" is an answer of nulls for the hour asked; an answer without the
+            // column, with a column of another length, or without that hour is broken (it is
+            // retried, never kept as "none").
+            guard let column = series.values[OpenMeteo.tideVariable], column.count == series.times.count else {
+                throw FetchFailure.transient("marine: malformed answer: no \(OpenMeteo.tideVariable) for every hour")
+            }
+            guard series.times.contains(hour) else {
+                throw FetchFailure.transient(
+                    "marine: malformed answer: no value for \(WireTime.format(Date(timeIntervalSince1970: TimeInterval(hour))))")
+            }
             slice = TideSlice(hour: hour, series: series)
         } catch FetchFailure.rejected(let reason) {
             // The weather is still worth publishing: tide is marked unavailable with the reason.
