@@ -159,6 +159,22 @@ import Wire
         #expect(Tide.band(series[9], range: range) == "low")
         #expect(Tide.band(0.0, range: range) == "mid")
         #expect(Tide.band(0.3, range: (0.3, 0.3)) == nil)
+        // Exactly on a third is the band above (docs/weather-buckets.md), however the
+        // centimetres fall in binary: every low, range and height to the centimetre.
+        #expect(Tide.band(-0.2, range: (-0.3, 0.0)) == "mid")
+        #expect(Tide.band(0.3, range: (0.1, 0.4)) == "high")
+        for lowCm in -150...(-120) {
+            for spanCm in stride(from: 3, through: 300, by: 3) {
+                let third = spanCm / 3
+                func band(_ cm: Int) -> String? {
+                    Tide.band(Double(cm) / 100, range: (Double(lowCm) / 100, Double(lowCm + spanCm) / 100))
+                }
+                #expect(band(lowCm + third - 1) == "low")
+                #expect(band(lowCm + third) == "mid", "low \(lowCm) cm, span \(spanCm) cm")
+                #expect(band(lowCm + 2 * third - 1) == "mid")
+                #expect(band(lowCm + 2 * third) == "high", "low \(lowCm) cm, span \(spanCm) cm")
+            }
+        }
         #expect(Tide.reading(before: nil, at: nil, after: 1, range: range) == nil)
     }
 

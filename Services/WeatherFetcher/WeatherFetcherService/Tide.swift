@@ -41,15 +41,26 @@ public enum Tide {
         }
     }
 
-    /// Thirds of the day's range; nil when the range is empty (a flat series).
+    /// Thirds of the day's range; nil when the range is empty (a flat series). Worked out
+    /// in whole millimetres (sea levels come in centimetres, NOAA heights in millimetres), so
+    /// a height exactly a third of the way up is `mid`, as the docs say: in binary fractions
+    /// (−0.2 − −0.3) / 0.3 is 0.3333…26, below a third.
     public static func band(_ height: Double, range: (Double, Double)?) -> String? {
-        guard let (low, high) = range, high > low else { return nil }
-        let position = (height - low) / (high - low)
-        switch position {
-        case ..<(1.0 / 3): return "low"
-        case ..<(2.0 / 3): return "mid"
-        default: return "high"
-        }
+        guard let (low, high) = range, let h = millimetres(height), let l = millimetres(low),
+            let u = millimetres(high), u > l
+        else { return nil }
+        // (h − l) / (u − l) against 1/3 and 2/3, without dividing
+        let above = 3 * (h - l)
+        if above < u - l { return "low" }
+        if above < 2 * (u - l) { return "mid" }
+        return "high"
+    }
+
+    /// Whole millimetres of `metres`; nil past what a sea level could be (readings are
+    /// capped at 10⁹, so no product above overflows).
+    static func millimetres(_ metres: Double) -> Int64? {
+        guard metres.isFinite, abs(metres) <= 1e9 else { return nil }
+        return Int64((metres * 1000).rounded())
     }
 }
 
