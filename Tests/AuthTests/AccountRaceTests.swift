@@ -58,6 +58,27 @@ import Wire
         _ = try await h.login("dave")  // the old password still opens the account
     }
 
+    /// A login whose caller gave up while the password was checked makes no session and no
+    /// device nobody received (the retry would make another pair).
+    @Test func aLoginPastItsDeadlineMakesNoSession() async throws {
+        let h = try Harness(argon2: Self.slow)
+        try await h.register("fred")
+        let reply = try await h.transport.reply(
+            "auth.login", body: ["username": "fred", "password": "correct horse"],
+            options: CallOptions(timeout: .milliseconds(60)))
+        #expect(reply.error?.code == .deadlineExceeded)
+        try await Task.sleep(for: .milliseconds(1_500))  // the check ends meanwhile
+        let (sessions, devices) = try await h.auth.host.database.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM devices")
+            )
+        }
+        #expect(sessions == 0)
+        #expect(devices == 0)
+        _ = try await h.login("fred")
+    }
+
     @Test func deletionForgetsTheRegistrationsKey() async throws {
         let h = try Harness()
         let body: JSONValue = ["username": "alice", "password": "correct horse", "email": "a@example.com"]

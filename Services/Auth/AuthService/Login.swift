@@ -44,6 +44,9 @@ extension Handlers {
         enum Commit: Sendable {
             case signedIn(Session.Created, deviceToken: String)
             case hashChanged(String)
+            /// The caller's deadline passed while the password was checked: the attempt is
+            /// cleared (the password was right), but no session or device is made for nobody.
+            case late
         }
         var checked = user.passwordHash
         for attempt in 0..<2 {
@@ -56,6 +59,7 @@ extension Handlers {
                     context.logger.info("password hash made again at the current cost", metadata: ["user.id": "\(user.id)"])
                 }
                 try LoginFailures.clear(db, key: client.key(username: username))
+                if (try? context.checkDeadline()) == nil { return .late }
                 let deviceToken: String
                 if let device, let presented = body.deviceToken {
                     try Devices.touch(db, hash: device, now: now)
@@ -71,6 +75,9 @@ extension Handlers {
                 return LoginResult(
                     token: session.token, userId: user.id, username: user.username, sessionId: session.id,
                     expiresAt: session.expiresAt, deviceToken: deviceToken, shard: user.shard)
+            case .late:
+                try context.checkDeadline()
+                throw ServiceError(.deadlineExceeded, "the caller's deadline passed before the request could run")
             case .hashChanged(let current):
                 guard attempt == 0, await passwords.verify(body.password, against: current, priorityFor: lane) else {
                     throw Self.wrongCredentials

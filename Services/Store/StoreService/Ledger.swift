@@ -47,11 +47,24 @@ enum LedgerKind: String, Codable, Sendable {
 }
 
 enum Ledger {
+    /// A saved entry that would take the user's total tracked time past Int64 (a damaged
+    /// wallet: each entry is at most a century). The event is skipped, not credited.
+    struct WalletFull: Error, CustomStringConvertible {
+        var userId: String
+        var entryId: String
+        var description: String { "the wallet's total would overflow: entry \(entryId) not credited" }
+    }
+
     /// Credits a saved time entry once. Returns false when it was already credited (a
     /// duplicate event) or the user has been deleted.
     @discardableResult
     static func earn(_ db: Database, userId: String, entryId: String, durationMs: Int64, savedAt: Date) throws -> Bool {
         if try isDeleted(db, userId: userId) { return false }
+        var wallet = try WalletState.load(db, userId: userId)
+        // (each entry is at most a century, so only a damaged wallet gets here: the entry is
+        // not credited rather than the consumer trapping on it, and stopping, at every start)
+        let (earned, overflow) = wallet.earnedMs.addingReportingOverflow(durationMs)
+        guard !overflow else { throw Ledger.WalletFull(userId: userId, entryId: entryId) }
         try db.execute(
             sql: """
                 INSERT INTO timeEntry (userId, entryId, durationMs, savedAt) VALUES (?, ?, ?, ?)
@@ -59,9 +72,8 @@ enum Ledger {
                 """,
             arguments: [userId, entryId, durationMs, savedAt.timeIntervalSince1970])
         guard db.changesCount == 1 else { return false }
-        var wallet = try WalletState.load(db, userId: userId)
         let before = wallet.netWorthCents
-        wallet.earnedMs += durationMs
+        wallet.earnedMs = earned
         try wallet.save(db, userId: userId)
         try append(
             db, id: derivedId(at: savedAt, seed: "earning\n\(userId)\n\(entryId)"), userId: userId, kind: .earning,

@@ -90,12 +90,12 @@ public final class StoreService: Sendable {
         }
         router.read(StoreMethods.ledger) { body, context in try await self.ledger(body, userId: context.userId) }
         router.write(StoreMethods.buy) { body, context, db in
-            let itemId = body.itemId.trimmingCharacters(in: .whitespaces)
+            let itemId = body.itemId.trimmingWhitespace
             guard !itemId.isEmpty else { throw ServiceError.invalid("itemId", "must not be empty") }
             return try Ledger.buy(db, userId: context.userId, itemId: itemId, at: clock())
         }
         router.ownWrite(StoreMethods.quote) { body, context in
-            try await self.quote(body, userId: context.userId, accountZone: context.principal?.timeZone)
+            try await self.quote(body, userId: context.userId, accountZone: context.principal?.timeZone, context: context)
         }
         return router
     }
@@ -173,7 +173,9 @@ public final class StoreService: Sendable {
     /// The first call ever answers the intro; later calls the quote of the user's day,
     /// pinned on their first open of that day so it stays the same all day. The day is the
     /// user's: in `timeZone` when the request names one, else in the account's zone.
-    func quote(_ body: QuoteRequest, userId: String, accountZone: String? = nil) async throws -> QuoteResult {
+    func quote(_ body: QuoteRequest, userId: String, accountZone: String? = nil, context: RequestContext? = nil)
+        async throws -> QuoteResult
+    {
         var zone = LocalDays.zone(or: accountZone)
         if let name = body.timeZone {
             guard let parsed = TimeZone(identifier: name) else {
@@ -190,6 +192,7 @@ public final class StoreService: Sendable {
         }
         if !visited {
             let first = try await host.commits.write { db in
+                try Self.mayWrite(db, userId: userId, context)
                 try db.execute(
                     sql: "INSERT INTO visitor (userId, introShownAt) VALUES (?, ?) ON CONFLICT(userId) DO NOTHING",
                     arguments: [userId, now.timeIntervalSince1970])
@@ -203,6 +206,7 @@ public final class StoreService: Sendable {
         }
         let quote = try await quotes.quote(now: now)
         let (shown, isNew) = try await host.commits.write { db in
+            try Self.mayWrite(db, userId: userId, context)
             try db.execute(
                 sql: """
                     INSERT INTO quoteSeen (userId, day, text, author, seenAt) VALUES (?, ?, ?, ?, ?)
@@ -213,6 +217,14 @@ public final class StoreService: Sendable {
             return (try Self.seen(db, userId: userId, day: day) ?? quote, false)
         }
         return Self.quoteResult(shown, isNew: isNew, day: day)
+    }
+
+    /// Before the intro or a day's quote is marked seen: not for a caller who has given up
+    /// (the next call would say the quote is not new, though nobody saw it), nor for a user
+    /// whose deletion the store has applied (the purge has run, and would not run again).
+    static func mayWrite(_ db: Database, userId: String, _ context: RequestContext?) throws {
+        try context?.checkDeadline()
+        if try Ledger.isDeleted(db, userId: userId) { throw ServiceError.unauthenticated("session expired or revoked") }
     }
 
     static func seen(_ db: Database, userId: String, day: String) throws -> Quote? {
@@ -244,7 +256,11 @@ public final class StoreService: Sendable {
             guard (0...Self.maxEntryMs).contains(saved.durationMs), !saved.id.isEmpty else {
                 return skip(event, because: "durationMs must be 0…\(Self.maxEntryMs) and id must not be empty")
             }
-            try Ledger.earn(db, userId: userId, entryId: saved.id, durationMs: saved.durationMs, savedAt: saved.savedAt)
+            do {
+                try Ledger.earn(db, userId: userId, entryId: saved.id, durationMs: saved.durationMs, savedAt: saved.savedAt)
+            } catch let full as Ledger.WalletFull {
+                return skip(event, because: full.description)
+            }
         case TimeEvents.timeDeleted:
             guard let userId = event.userId else { return skip(event, because: "no userId") }
             guard let deleted = decode(TimeDeleted.self, event) else { return }
