@@ -96,6 +96,18 @@ extension JSONValue {
         #expect(usd["totalMinor"]?.jsonText == "8000000000000000500")
     }
 
+    /// A total past Int64 that an expense taken away brings back under it: SQLite stores the
+    /// rounded REAL as an INTEGER, which must not be taken as the exact sum.
+    @Test func aTotalBackUnderInt64IsExactNotRounded() async throws {
+        let h = try Harness()
+        try await h.feed("expense.created", expense("big", 9_223_372_036_854_775_000, on: day(0, hour: 12), category: "food"))
+        try await h.feed("expense.created", expense("tip", 1_001, on: day(0, hour: 13), category: "food"))
+        await #expect(throws: ServiceError.self) { try await summary(h, ["by": "day"]) }
+        try await h.feed("expense.deleted", ["id": "tip", "userId": "alice"])
+        let usd = try #require(try await summary(h, ["by": "day"]).currency("USD"))
+        #expect(usd["totalMinor"]?.jsonText == "9223372036854775000")
+    }
+
     @Test func totalsPerPeriodAndCategory() async throws {
         let h = try await stocked()
         var usd = try #require(try await summary(h, ["by": "day"]).currency("USD"))
@@ -160,6 +172,14 @@ extension JSONValue {
         #expect(try await h.failure("analytics.expense.summary", ["from": "2026-02-30"]).field == "from")
         #expect(
             try await h.failure("analytics.expense.summary", ["from": "2026-05-02", "to": "2026-05-01"]).field == "to")
+        // two times in one day: `to` before (or at) `from` is not after it, though both cover that day
+        for to in ["2026-05-04T12:00:00Z", "2026-05-04T18:00:00Z"] {
+            #expect(
+                try await h.failure("analytics.expense.summary", ["from": "2026-05-04T18:00:00Z", "to": .string(to)])
+                    .field == "to")
+        }
+        _ = try await h.call("analytics.expense.summary", ["from": "2026-05-04T12:00:00Z", "to": "2026-05-04T18:00:00Z"])
+        _ = try await h.call("analytics.expense.summary", ["from": "2026-05-04", "to": "2026-05-04T00:00:01Z"])
         let empty = try await h.call("analytics.expense.summary", ["by": "day"], user: "bob")
         #expect(empty["currencies"]?.arrayValue == [])
     }

@@ -92,7 +92,13 @@ struct DayRange: Sendable, Equatable {
                 self.to = day + (LocalDays.start(ofDay: day, in: zone) == time.ms ? 0 : 1)
             }
         }
-        if let f = self.from, let t = self.to, t <= f {
+        // Compared as days, and as instants when both are times: a `to` earlier in the same
+        // day than `from` is not after it, though both fall in (and so cover) that day.
+        func instant(_ text: String?) -> Date? {
+            text.flatMap { LocalDays.parse(date: $0) == nil ? WireTime.parse($0) : nil }
+        }
+        let earlier = instant(to).map { to in instant(from).map { to <= $0 } ?? false } ?? false
+        if let f = self.from, let t = self.to, t <= f || earlier {
             throw ServiceError.invalid("to", "must be after from (got from \(from!), to \(to!))")
         }
     }

@@ -86,6 +86,15 @@ enum ExpenseProjection {
                     """,
                 arguments: [userId, day, currency, category, amount, count])
         } else {
+            // A total that went past Int64 is a REAL in SQLite, and no longer exact: once an
+            // expense is taken away it may fit again, so it is added up again from the
+            // expenses. Read before taking away: SQLite stores a whole REAL that fits as an
+            // INTEGER, so afterwards a rounded total would look exact.
+            let stored = try Row.fetchOne(
+                db, cached: "SELECT totalMinor FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ?",
+                arguments: [userId, day, currency, category])
+            let inexact: Bool
+            if let stored, case .double = (stored[0] as DatabaseValue).storage { inexact = true } else { inexact = false }
             // the CHECK (count >= 0) is evaluated on an upsert's candidate row, so take away with UPDATE
             try db.execute(
                 cached: """
@@ -97,12 +106,7 @@ enum ExpenseProjection {
                 cached:
                     "DELETE FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ? AND count = 0",
                 arguments: [userId, day, currency, category])
-            // A total that went past Int64 is a REAL in SQLite, and no longer exact: once an
-            // expense is taken away it may fit again, so it is added up again from the expenses.
-            let stored = try Row.fetchOne(
-                db, cached: "SELECT totalMinor FROM expenseDay WHERE userId = ? AND day = ? AND currency = ? AND category = ?",
-                arguments: [userId, day, currency, category])
-            if let stored, case .double = (stored[0] as DatabaseValue).storage {
+            if inexact {
                 try db.execute(
                     cached: "UPDATE expenseDay SET totalMinor = ? WHERE userId = ? AND day = ? AND currency = ? AND category = ?",
                     arguments: [
@@ -132,7 +136,9 @@ enum Total {
         var exact: Int64 = 0
         for amount in amounts {
             let (sum, overflow) = exact.addingReportingOverflow(amount)
-            if overflow { return amounts.reduce(0.0) { $0 + Double($1) }.databaseValue }
+            // (at least 2^63, which no Int64 holds: a sum of Doubles rounded below it would be
+            // stored as an INTEGER and read as exact)
+            if overflow { return max(amounts.reduce(0.0) { $0 + Double($1) }, 0x1p63).databaseValue }
             exact = sum
         }
         return exact.databaseValue
