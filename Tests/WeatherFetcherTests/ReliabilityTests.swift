@@ -219,6 +219,24 @@ import Wire
         #expect(left == 0)
     }
 
+    /// Auth's and records' streams are read apart: a catch of a deleted user may come after
+    /// the deletion. It queues nothing, asks the provider nothing and publishes nothing.
+    @Test func aCatchArrivingAfterItsUsersDeletionIsIgnored() async throws {
+        let harness = try Harness()
+        let service = try harness.makeService()
+        try await service.applyAuth([
+            Event(seq: 1, type: "user.deleted", userId: "u2", at: Date(), data: ["userId": "u2"])
+        ])
+        try await service.applyRecords([harness.catchEvent(id: "c2", user: "u2"), harness.catchEvent(id: "c1")])
+        try await service.running { try await service.settled("c1") }
+        #expect(try await service.status("c2", user: "u2")["error"] == "not_found")
+        #expect(try await service.published().compactMap(\.userId) == ["u1"])
+        let jobs = try await service.host.database.read {
+            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM fetchJob WHERE userId = 'u2'")
+        }
+        #expect(jobs == 0)
+    }
+
     /// docs/protocol.md: "When an account is deleted, every producer redacts that user's past
     /// events". The conditions this service published for a deleted user's catches held where
     /// and when the user fished, under the user's id.

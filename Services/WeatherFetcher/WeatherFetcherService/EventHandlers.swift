@@ -31,6 +31,8 @@ struct EventHandlers: Sendable {
                 logger.error("catch event without a user or a readable catch; skipped")
                 return
             }
+            // (the user's deletion came first on auth's stream: nothing of theirs is kept)
+            if try Jobs.isDeleted(db, userId: userId) { return }
             // An update that changes neither place, time nor water keeps the conditions we have,
             // but a catch never seen (its creation predates this service) gets a job now.
             if !changed, try Jobs.exists(db, catchId: fish.id) { return }
@@ -59,6 +61,6 @@ struct EventHandlers: Sendable {
             logger.error("user.deleted without a userId; skipped", metadata: ["event.seq": "\(event.seq)"])
             return
         }
-        try Jobs.purge(db, userId: deleted.userId)
+        try Jobs.purge(db, userId: deleted.userId, at: event.at)
     }
 }
