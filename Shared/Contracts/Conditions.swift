@@ -237,3 +237,23 @@ public enum WeatherMethods {
     public static let conditions = Method<ConditionsGet, CatchWeather>(
         "weather.conditions.get", .read, service: "weather-fetcher")
 }
+
+/// The hour a catch's conditions are for: its time rounded to the nearest UTC hour, half an
+/// hour rounding up (14:29:59 → 14:00, 14:30 → 15:00; docs/weather-buckets.md). An answer
+/// is for a catch's current time exactly when the two round to the same hour: the
+/// weather-fetcher fetches by it, and records and analytics match answers by it.
+public enum CatchHour {
+    /// The hour, counted from 1970 (Unix seconds / 3600), of an instant in ms.
+    public static func of(ms: Int64) -> Int64 {
+        let shifted = ms.addingReportingOverflow(1_800_000)
+        guard !shifted.overflow else { return Int64.max / 3_600_000 }
+        let (quotient, remainder) = shifted.partialValue.quotientAndRemainder(dividingBy: 3_600_000)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
+
+    public static func of(_ date: Date) -> Int64 { of(ms: date.ms) }
+
+    /// Whether an answer made for `hour` (any instant of it, or the catch time it was
+    /// made for) answers a catch made at `catchMs`.
+    public static func same(_ answerMs: Int64, _ catchMs: Int64) -> Bool { of(ms: answerMs) == of(ms: catchMs) }
+}

@@ -6,6 +6,7 @@ import RecordsService
 import Runtime
 import Storage
 import Testing
+import Contracts
 import Wire
 
 @Suite("Catch conditions")
@@ -95,5 +96,55 @@ struct ConditionsTests {
         try await apply(records, ready(second, user: "alice", hour: caughtAt))
         try await apply(records, Event(seq: 3, type: "redacted", userId: "alice", at: Date(), data: [:]))
         #expect(try await records.ok("records.catch.get", #"{"id":"\#(second)"}"#)["conditions"]?["status"] == "unavailable")
+    }
+
+    /// An answer is for the catch's time when both round to the same hour (docs/weather-buckets.md:
+    /// 14:29 → 14:00, 14:30 → 15:00). Within 30 minutes is not enough: an answer made for
+    /// 14:10 (or for the hour 14:00) does not answer a catch moved to 14:30 or 14:35.
+    @Test func anAnswerIsForTheCatchsHourNotForATimeNearIt() async throws {
+        let records = try Harness()
+        func catchAt(_ time: String) async throws -> String {
+            let body = catchBody.replacingOccurrences(of: "}", with: #","caughtAt":"\#(time)"}"#)
+            return try await records.ok("records.catch.add", body)["id"]!.string
+        }
+        func status(_ id: String) async throws -> String? {
+            try await records.ok("records.catch.get", #"{"id":"\#(id)"}"#)["conditions"]?["status"]?.stringValue
+        }
+        func at(_ text: String) -> Date { WireTime.parse(text)! }
+        // an "unavailable" made for the catch at 14:10, the catch since moved to 14:35
+        let moved = try await catchAt("2026-05-04T14:35:00Z")
+        try await apply(
+            records,
+            Event(
+                seq: 1, type: "conditions.unavailable", userId: "alice", at: Date(),
+                data: [
+                    "catchId": .string(moved), "reason": "provider refused", "latitude": 59.3, "longitude": 18.1,
+                    "hour": "2026-05-04T14:10:00Z",
+                ]))
+        #expect(try await status(moved) == "pending")
+        // weather for the hour 14:00, the catch since moved to 14:30:00 (the hour 15:00)
+        let half = try await catchAt("2026-05-04T14:30:00Z")
+        try await apply(records, ready(half, user: "alice", hour: at("2026-05-04T14:00:00Z")))
+        #expect(try await status(half) == "pending")
+        try await apply(records, ready(half, user: "alice", hour: at("2026-05-04T15:00:00Z")))
+        #expect(try await status(half) == "ready")
+        // 14:29:59 is the hour 14:00
+        let early = try await catchAt("2026-05-04T14:29:59Z")
+        try await apply(records, ready(early, user: "alice", hour: at("2026-05-04T15:00:00Z")))
+        #expect(try await status(early) == "pending")
+        try await apply(records, ready(early, user: "alice", hour: at("2026-05-04T14:00:00Z")))
+        #expect(try await status(early) == "ready")
+    }
+
+    @Test func catchHourRoundsHalfAnHourUpOnBothSidesOf1970() {
+        let hour: Int64 = 3_600_000
+        #expect(CatchHour.of(ms: 0) == 0)
+        #expect(CatchHour.of(ms: hour / 2 - 1) == 0)
+        #expect(CatchHour.of(ms: hour / 2) == 1)
+        #expect(CatchHour.of(ms: -hour / 2) == 0)  // 23:30 on 31 December 1969 → midnight
+        #expect(CatchHour.of(ms: -hour / 2 - 1) == -1)
+        #expect(CatchHour.of(WireTime.parse("2026-05-04T14:29:59.999Z")!) == CatchHour.of(WireTime.parse("2026-05-04T14:00:00Z")!))
+        #expect(CatchHour.of(WireTime.parse("2026-05-04T14:30:00Z")!) == CatchHour.of(WireTime.parse("2026-05-04T15:00:00Z")!))
+        #expect(CatchHour.of(ms: Int64.max) == Int64.max / hour)  // no trap at the edge
     }
 }

@@ -105,11 +105,12 @@ enum CatchProjection {
         var placed: Bool { hour != nil || latitude != nil || longitude != nil }
 
         /// Made for this catch's place, hour and water: the fetcher rounds the time to the
-        /// nearest hour and the place to 2 decimals (the rule records applies too); an answer
-        /// for the other water (fresh has no tide) waits for the refetch the change caused.
+        /// nearest hour (`CatchHour`) and the place to 2 decimals (the rule records applies
+        /// too); an answer for the other water (fresh has no tide) waits for the refetch the
+        /// change caused.
         func matches(_ fish: Fish) -> Bool {
             if let water, water != fish.water { return false }
-            if let hour, let caught = fish.caughtAt, abs(hour - caught) > 30 * 60 * 1000 + 1000 { return false }
+            if let hour, let caught = fish.caughtAt, !CatchHour.same(hour, caught) { return false }
             if let latitude, let other = fish.latitude, Self.rounded(latitude) != Self.rounded(other) { return false }
             if let longitude, let other = fish.longitude, Self.rounded(longitude) != Self.rounded(other) {
                 return false

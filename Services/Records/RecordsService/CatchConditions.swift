@@ -54,11 +54,12 @@ extension RecordsService {
             arguments: [userId, id])
     }
 
-    /// The answer is for the catch's current place (to 2 decimals) and time (to the hour).
+    /// The answer is for the catch's current place (to 2 decimals) and time (the same
+    /// nearest hour: `CatchHour`; an `unavailable` answer carries the catch time it was made
+    /// for, a `ready` one its hour).
     private static func matches(_ row: Row, _ latitude: Double, _ longitude: Double, _ hour: Date) -> Bool {
-        let caughtAt = Date(ms: row["caughtAt"])
-        return rounded(row["latitude"]) == rounded(latitude) && rounded(row["longitude"]) == rounded(longitude)
-            && abs(caughtAt.timeIntervalSince(hour)) <= 30 * 60 + 1
+        rounded(row["latitude"]) == rounded(latitude) && rounded(row["longitude"]) == rounded(longitude)
+            && CatchHour.same(hour.ms, row["caughtAt"])
     }
 
     /// The answer was made for the catch's water (answers from before this was sent say nothing).

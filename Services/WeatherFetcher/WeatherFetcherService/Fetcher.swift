@@ -48,9 +48,7 @@ final class Fetcher: Sendable {
     /// The nearest UTC hour, in hours since 1970, half an hour going to the later one
     /// (docs/weather-buckets.md: 14:29 → 14:00, 14:30 → 15:00) before 1970 too, where
     /// rounding the quotient away from zero would go to the earlier one.
-    static func nearestHour(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 / 3600 + 0.5).rounded(.down))
-    }
+    static func nearestHour(_ date: Date) -> Int64 { CatchHour.of(date) }
 
     /// Checks what no provider could answer: the coordinates and the date.
     static func validate(latitude: Double, longitude: Double, at: Date) throws(FetchFailure) {
