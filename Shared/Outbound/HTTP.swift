@@ -115,8 +115,13 @@ private let outboundClient: AsyncHTTPClient.HTTPClient = {
 }()
 
 extension Duration {
+    /// Saturating: a timeout of more seconds than an Int64 of nanoseconds holds (292 years)
+    /// waits that long rather than trapping.
     fileprivate var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? Int64.min : Int64.max }
+        let (total, past) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return past ? (whole < 0 ? Int64.min : Int64.max) : total
     }
 }

@@ -92,4 +92,19 @@ import Wire
                 configuration: StackConfiguration.scratch("/tmp/lb-none", extra: ["LOGBOOK_WEATHER_FETCHER_USER_CALLS_PER_HOUR": "-1"]))
         }
     }
+
+    /// A timeout no request could use is refused when the service starts, not found by a
+    /// trap on its first fetch (seconds × 10⁹ past Int64).
+    @Test func anEndlessHTTPTimeoutIsRefusedAtStart() throws {
+        for value in ["10000000000", "3601"] {
+            #expect(throws: ConfigurationError.self, "\(value)") {
+                try WeatherFetcherSettings(
+                    configuration: StackConfiguration.scratch(
+                        "/tmp/lb-none", extra: ["LOGBOOK_WEATHER_FETCHER_HTTP_TIMEOUT_SECONDS": value]))
+            }
+        }
+        let hour = try WeatherFetcherSettings(
+            configuration: StackConfiguration.scratch("/tmp/lb-none", extra: ["LOGBOOK_WEATHER_FETCHER_HTTP_TIMEOUT_SECONDS": "3600"]))
+        #expect(hour.httpTimeout == .seconds(3_600))
+    }
 }

@@ -76,7 +76,13 @@ public struct WeatherFetcherSettings: Sendable {
             }
             noaaMaxKm = km
         }
-        if let seconds = try positive("HTTP_TIMEOUT_SECONDS") { httpTimeout = .seconds(seconds) }
+        if let seconds = try positive("HTTP_TIMEOUT_SECONDS") {
+            guard seconds <= 3_600 else {
+                throw ConfigurationError(
+                    "LOGBOOK_WEATHER_FETCHER_HTTP_TIMEOUT_SECONDS must be at most 3600 (an hour; got \(seconds))")
+            }
+            httpTimeout = .seconds(seconds)
+        }
         if let calls = try positive("CALLS_PER_MINUTE") { callsPerMinute = calls }
         if let attempts = try positive("MAX_ATTEMPTS") { maxAttempts = attempts }
         if let value = configuration.setting(service, "USER_CALLS_PER_HOUR") {
