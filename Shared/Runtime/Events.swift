@@ -139,6 +139,11 @@ public protocol EventSink: Sendable {
     /// Brings up to date what backlog pages left behind. Called whenever a catch-up ends
     /// (nothing more to read), so nothing stays behind once the consumer has caught up.
     func settle() async throws
+    /// For a sink without history (`position()` nil): the consumer starts after `seq`, the
+    /// producer's position when it first answered. Whatever the sink learned before then
+    /// (an answer cached while the producer could not be reached yet) may predate events
+    /// up to `seq`, which it will never see.
+    func started(after seq: Int64) async throws
 }
 
 extension EventSink {
@@ -146,6 +151,7 @@ extension EventSink {
     public func handles(_ type: String) -> Bool { true }
     public func applyBacklog(_ events: [Event]) async throws { try await apply(events) }
     public func settle() async throws {}
+    public func started(after seq: Int64) async throws {}
 }
 
 /// The usual sink: applies a batch of events in one transaction of the consumer's own
@@ -659,6 +665,7 @@ public final class EventConsumer: Service, Sendable {
                     "events.since", EventsSince(after: 0, limit: 1), as: EventsSinceResult.self,
                     options: CallOptions(timeout: settings.rpcTimeout))
                 progress.heard(last: answer.last)
+                try await sink.started(after: answer.last)
                 recordApplied(answer.last)
                 return answer.last
             } catch is CancellationError {

@@ -68,6 +68,11 @@ public final class SessionCache: SessionResolver, EventSink, Sendable {
 
     public func position() async throws -> Int64? { nil }
 
+    /// Every token validated before the consumer's start is asked about again: a logout
+    /// published before that start (while auth's stream could not be read yet) is never
+    /// seen here, and its token would otherwise stay trusted for the whole time-to-live.
+    public func started(after seq: Int64) async throws { evict { _ in true } }
+
     public func apply(_ events: [Event]) async throws {
         for event in events {
             switch event.type {

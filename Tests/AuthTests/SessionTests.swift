@@ -1,5 +1,6 @@
 import AuthService
 import Foundation
+import Logging
 import GRDB
 import Runtime
 import Storage
@@ -145,5 +146,30 @@ final class HeldReply: Transport {
         #expect(try await asking.value.username == "alice")  // (that request was asked before the logout)
         await #expect(throws: ServiceError.self) { try await cache.resolve(token: token) }
         #expect(held.calls.withLock { $0 } == 2, "auth was asked again")
+    }
+
+    /// A cache keeps no history: its consumer starts at auth's position when auth first
+    /// answers. A token validated before then (auth's stream could not be read yet, its
+    /// answers could) and logged out before then is never evicted by an event: the start
+    /// asks about every cached token again.
+    @Test func aLogoutBeforeTheConsumerStartsIsNotOutlivedByTheCache() async throws {
+        let h = try Harness()
+        try await h.register("Alice")
+        let token = try await h.login("Alice")
+        let cache = SessionCache(auth: h.transport, ttl: .seconds(300))
+        #expect(try await cache.resolve(token: token).username == "alice")
+        try await h.call("auth.logout", token: token)
+        var logger = Logger(label: "cache-consumer")
+        logger.logLevel = .critical
+        let consumer = EventConsumer(
+            settings: .init(producer: "auth", eventsEndpoint: "ipc:///tmp/lb-auth-nobody.sock", pollInterval: .milliseconds(20)),
+            producerRPC: h.transport, sink: cache, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await consumer.run() }
+            defer { group.cancelAll() }
+            for _ in 0..<300 where consumer.position < 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(consumer.position > 0, "the consumer started after the logout")
+            await #expect(throws: ServiceError.self) { try await cache.resolve(token: token) }
+        }
     }
 }
