@@ -120,10 +120,15 @@ import Wire
         let items: ItemsResult = try await h.call("store.items", user: "ann")
         #expect(items.items.first { $0.id == "pencil" }?.owned == true)
         #expect(items.cashCents == -400)
-        // With negative cash nothing more can be bought.
+        // With negative cash nothing more can be bought; the shortfall counts what is owed,
+        // so tracking exactly that much more buys it.
         let error = try await h.error("store.buy", ["itemId": "notebook"], user: "ann")
         #expect(error.code == .failedPrecondition)
-        #expect(error.details?["shortfallCents"] == .number(2_000))
+        #expect(error.details?["shortfallCents"] == .number(2_400))
+        #expect(error.message.contains("short by $24.00 (24h 0m more tracked)"), "\(error.message)")
+        script.saved("ann", "e3", ms: 24 * hour)
+        try await h.records.apply(Array(script.events.suffix(1)))
+        #expect(try await h.buy("ann", "notebook").wallet.cashCents == 0)
     }
 
     @Test func userDeletedPurgesThatUserOnly() async throws {

@@ -123,7 +123,8 @@ enum Ledger {
         }
         var wallet = try WalletState.load(db, userId: userId)
         guard wallet.cashCents >= price else {
-            let shortfall = price - max(0, wallet.cashCents)
+            // (with cash below zero, what is owed counts too: this much more, tracked, buys it)
+            let shortfall = price - wallet.cashCents
             throw ServiceError(
                 .failedPrecondition,
                 "not enough cash for \(name): it costs \(Money.format(price)), you have \(Money.format(wallet.cashCents)); "
