@@ -198,11 +198,31 @@ import Wire
         // The same idempotency key from another user is that user's own request.
         let error = try await h.error("store.buy", ["itemId": "hourglass"], user: "bob", key: "shared-key")
         #expect(error.code == .failedPrecondition)
-        // Ann's ledger cursor shows Bob nothing of Ann's.
+        // Ann's ledger cursor is not Bob's: refused, showing nothing of Ann's.
         let page: LedgerResult = try await h.call("store.ledger", ["limit": 1], user: "ann")
         let cursor = try #require(page.nextCursor)
-        let bobPage: LedgerResult = try await h.call("store.ledger", ["cursor": .string(cursor)], user: "bob")
-        #expect(bobPage.entries.isEmpty)
+        #expect(try await h.error("store.ledger", ["cursor": .string(cursor)], user: "bob").field == "cursor")
+    }
+
+    /// A ledger cursor tells nothing of other users: consecutive cursors of one user do not
+    /// count the entries others made in between (the table's sequence numbers would), and a
+    /// number the method never returned is refused.
+    @Test func ledgerCursorsSayNothingOfOtherUsers() async throws {
+        let h = try StoreHarness()
+        var script = EventScript()
+        for i in 0..<3 {
+            script.saved("ann", "a\(i)", ms: hour, minutesAfterStart: Double(i))
+            for j in 0..<5 { script.saved("bob", "b\(i)-\(j)", ms: hour, minutesAfterStart: Double(i)) }
+        }
+        try await h.records.apply(script.events)
+        let first: LedgerResult = try await h.call("store.ledger", ["limit": 1], user: "ann")
+        let cursor = try #require(first.nextCursor)
+        #expect(cursor == first.entries.last?.id, "the cursor is the entry's own id")
+        let second: LedgerResult = try await h.call("store.ledger", ["limit": 1, "cursor": .string(cursor)], user: "ann")
+        #expect(second.entries.map(\.reference) == ["a1"])
+        for made in ["999999", "1", "0"] {
+            #expect(try await h.error("store.ledger", ["cursor": .string(made)], user: "ann").field == "cursor")
+        }
     }
 
     @Test func ledgerPagesNewestFirst() async throws {

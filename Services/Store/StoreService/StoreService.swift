@@ -140,15 +140,18 @@ public final class StoreService: Sendable {
         guard (1...200).contains(limit) else {
             throw ServiceError.invalid("limit", "must be between 1 and 200 (got \(limit))")
         }
-        var cursorSeq = Int64.max
-        if let cursor = body.cursor {
-            guard let seq = Int64(cursor), seq > 0 else {
-                throw ServiceError.invalid("cursor", "is not a cursor returned by store.ledger")
-            }
-            cursorSeq = seq
-        }
-        let before = cursorSeq
+        // The cursor is the id of the page's last entry, an entry of the caller's own (not
+        // the table's sequence number, whose gaps would count other users' entries).
+        let cursor = body.cursor
         return try await host.database.read { db in
+            var before = Int64.max
+            if let cursor {
+                guard
+                    let seq = try Int64.fetchOne(
+                        db, sql: "SELECT seq FROM ledger WHERE userId = ? AND id = ?", arguments: [userId, cursor])
+                else { throw ServiceError.invalid("cursor", "is not a cursor returned by store.ledger") }
+                before = seq
+            }
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -163,7 +166,7 @@ public final class StoreService: Sendable {
                     balanceAfterCents: row["balanceAfterCents"], netWorthAfterCents: row["netWorthAfterCents"],
                     reference: row["reference"], at: Date(timeIntervalSince1970: row["at"]))
             }
-            let next: String? = rows.count > limit ? page.last.map { row in String(row["seq"] as Int64) } : nil
+            let next: String? = rows.count > limit ? page.last.map { row in row["id"] as String } : nil
             return LedgerResult(entries: entries, nextCursor: next)
         }
     }
