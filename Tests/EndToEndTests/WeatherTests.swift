@@ -7,6 +7,10 @@ import Testing
 
 @Suite("catch conditions end to end", .serialized, .timeLimit(.minutes(3)))
 struct WeatherTests {
+    /// A catch time whose hour is over: a catch of the current hour waits for it to pass
+    /// (docs/protocol.md, "Fetching policy").
+    static var threeHoursAgo: String { ISO8601DateFormatter().string(from: Date().addingTimeInterval(-3 * 3600)) }
+
     /// Open-Meteo's hourly shape for every hour of start_date…end_date: 14.2 °C, pressure
     /// rising 0.5 hPa an hour, a SW breeze, overcast; the sea rising and falling.
     static func openMeteo(_ request: StubRequest) -> StubResponse {
@@ -62,7 +66,7 @@ struct WeatherTests {
             try #require(register.status == 0, "\(register.stderr)")
             let added = try await stack.logbook(
                 "catch", "add", "--species", "Striped bass", "--weight", "4.2", "--bait", "sand eel", "--water", "salt",
-                "--lat", "41.52", "--lon", "-70.67", "--json")
+                "--lat", "41.52", "--lon", "-70.67", "--at", Self.threeHoursAgo, "--json")
             try #require(added.status == 0, "\(added.stderr)")
             let id = try #require(added.object["id"] as? String)
             #expect((added.object["conditions"] as? [String: Any])?["status"] as? String == "pending")

@@ -369,6 +369,23 @@ import Wire
         #expect(harness.server.requests(path: "/v1/marine").count > 2, "the broken answer was kept")
     }
 
+    /// A catch logged as it happens (its nearest hour not over yet) waits for that hour to
+    /// pass: its conditions are the weather that came, never the forecast for it.
+    @Test func aCatchOfTheCurrentHourWaitsForTheWeatherThatCame() async throws {
+        let harness = try Harness()  // the clock at 2024-06-01T12:00:00Z
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "live", at: "2024-06-01T12:40:00Z")])
+        try await service.running {
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await service.status("live")["status"] == "pending")
+            #expect(harness.server.requests.isEmpty, "nothing is asked before the hour 13:00 is over")
+            harness.advance(by: 2 * 3600 + 60)  // 14:01
+            let status = try await service.settled("live")
+            #expect(status["status"] == "ready")
+        }
+        #expect(harness.server.requests(path: "/v1/forecast").count == 1)
+    }
+
     /// A `weather.get` for an hour still to come answers a forecast: a catch made in that hour
     /// later gets the weather that came (fetched again), not the forecast kept from the lookup.
     @Test func aForecastIsNotKeptAsTheWeatherOfItsHour() async throws {

@@ -139,12 +139,17 @@ enum Jobs {
 
     /// A catch to fetch conditions for. A catch already known keeps its job (and its
     /// result) unless the place, time or water changed, in which case it starts again.
+    /// A catch whose hour is not over yet (logged as it happens) is due once it is, as an
+    /// answer is kept (`Fetcher.save`): its conditions are the weather that came, not a
+    /// forecast. Its 48 hours count from then.
     /// - Returns: whether a fetch was (re)queued.
     @discardableResult
     static func enqueue(
         _ db: Database, catchId: String, userId: String, latitude: Double, longitude: Double, at: Date, water: String?,
         now: Date
     ) throws -> Bool {
+        let hourOver = Date(timeIntervalSince1970: TimeInterval(CatchHour.of(at) * 3600 + 3600))
+        let due = max(now, hourOver)
         if let row = try Row.fetchOne(
             db, sql: "SELECT userId, latitude, longitude, at, water FROM fetchJob WHERE catchId = ?", arguments: [catchId])
         {
@@ -161,8 +166,8 @@ enum Jobs {
                     WHERE catchId = ?
                     """,
                 arguments: [
-                    userId, latitude, longitude, at.timeIntervalSince1970, water, now.timeIntervalSince1970,
-                    now.timeIntervalSince1970, now.timeIntervalSince1970, catchId,
+                    userId, latitude, longitude, at.timeIntervalSince1970, water, due.timeIntervalSince1970,
+                    due.timeIntervalSince1970, now.timeIntervalSince1970, catchId,
                 ])
             return true
         }
@@ -173,8 +178,8 @@ enum Jobs {
                 VALUES (?, ?, ?, ?, ?, ?, 'pending', 1, 0, ?, ?, ?)
                 """,
             arguments: [
-                catchId, userId, latitude, longitude, at.timeIntervalSince1970, water, now.timeIntervalSince1970,
-                now.timeIntervalSince1970, now.timeIntervalSince1970,
+                catchId, userId, latitude, longitude, at.timeIntervalSince1970, water, due.timeIntervalSince1970,
+                due.timeIntervalSince1970, now.timeIntervalSince1970,
             ])
         return true
     }
