@@ -1,6 +1,7 @@
 // One user cannot spend the shared provider quota: each user's calls are budgeted
 // (LOGBOOK_WEATHER_FETCHER_USER_CALLS_PER_HOUR); cached answers cost nothing.
 import Foundation
+import Synchronization
 import Runtime
 import TestSupport
 import Testing
@@ -81,6 +82,48 @@ import Wire
             return false
         }
         #expect(ready)
+    }
+
+    /// A user's backlog beyond the budget is spread over the time it needs, not brought
+    /// back all at once every time one call comes free; and waiting for the budget is not
+    /// time counted toward giving up.
+    @Test func aSpentUsersBacklogIsSpreadNotChurned() async throws {
+        let draws = Mutex(0.0)
+        let harness = try Harness(configure: {
+            $0.userCallsPerHour = 2
+            $0.jitter = {
+                draws.withLock {
+                    $0 += 0.05
+                    return $0.truncatingRemainder(dividingBy: 1)
+                }
+            }
+        })
+        let service = try harness.makeService()
+        #expect(try await get(service, 41.1, user: "u1").ok)  // spends u1's two calls
+        try await service.applyRecords(
+            (0..<20).map { harness.catchEvent(id: "c\($0)", latitude: 42.0 + Double($0) / 10, longitude: -70.6) })
+        let before = harness.settings.now()
+        try await service.running {
+            for _ in 0..<100 {
+                let waiting = try await service.host.database.read {
+                    try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM fetchJob WHERE lastError IS NOT NULL")
+                }
+                if waiting == 20 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let (due, queued) = try await service.host.database.read { db in
+            (
+                try Double.fetchAll(db, sql: "SELECT nextAttemptAt FROM fetchJob WHERE state = 'pending'"),
+                try Double.fetchAll(db, sql: "SELECT queuedAt FROM fetchJob WHERE state = 'pending'")
+            )
+        }
+        #expect(due.count == 20)
+        #expect(Set(due).count >= 15, "spread, not one instant for all: \(due.sorted())")
+        // 20 jobs at 2 an hour: spread over up to 9.5 hours past the first wait
+        #expect(due.max()! - before.timeIntervalSince1970 > 3 * 3600)
+        #expect(due.max()! - before.timeIntervalSince1970 <= 10 * 3600 + 1)
+        #expect(zip(due.sorted(), queued.sorted()).allSatisfy { $0 == $1 }, "the 48 hours count from when it is due")
     }
 
     @Test func theSettingIsRead() throws {

@@ -119,9 +119,10 @@ public final class JobRunner: Service, Sendable {
             // This user's share is spent: the job waits for it, no attempt is counted, and
             // everyone else's jobs go on.
             logger.info("user's provider calls spent; job waits", metadata: ["job.retryInMs": "\(retryAfter.milliseconds)"])
-            let next = now.addingTimeInterval(retryAfter.seconds)
+            let (perHour, draw) = (settings.userCallsPerHour, settings.jitter())
             await store(job, logger: logger) { db, now in
-                try Jobs.retry(db, job: job, attempts: job.attempts, at: next, error: failure.description, now: now)
+                try Jobs.deferForBudget(
+                    db, job: job, wait: retryAfter, perHour: perHour, draw: draw, error: failure.description, now: now)
             }
         case .transient(let detail):
             let attempts = job.attempts + 1

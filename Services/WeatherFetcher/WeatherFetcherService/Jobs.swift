@@ -272,6 +272,30 @@ enum Jobs {
             ])
     }
 
+    /// The user's share of provider calls is spent: the job waits for it without counting
+    /// an attempt. The user's jobs all hear the same wait, so each is put at a random place
+    /// in the time the user's whole backlog needs (`backlog` jobs at `perHour`), rather
+    /// than all coming due together again and again; and a wait for the budget is no
+    /// provider failure, so the job's 48 hours count from when it is due again.
+    static func deferForBudget(
+        _ db: Database, job: Job, wait: Duration, perHour: Int, draw: Double, error: String, now: Date
+    ) throws {
+        let backlog = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT COUNT(*) FROM fetchJob WHERE userId = ? AND state = 'pending'"),
+            arguments: [job.userId]) ?? 1
+        let spread = perHour > 0 ? Double(max(0, backlog - 1)) * 3600 / Double(perHour) : 0
+        let next = now.addingTimeInterval(wait.seconds + spread * min(max(draw, 0), 1))
+        try db.execute(
+            sql: """
+                UPDATE fetchJob SET nextAttemptAt = ?, queuedAt = ?, lastError = ?, updatedAt = ?
+                WHERE catchId = ? AND revision = ? AND state = 'pending'
+                """,
+            arguments: [
+                next.timeIntervalSince1970, next.timeIntervalSince1970, error, now.timeIntervalSince1970, job.catchId,
+                job.revision,
+            ])
+    }
+
     // MARK: Reads for methods
 
     static func status(_ db: Database, userId: String, catchId: String) throws -> CatchWeather? {
