@@ -119,6 +119,22 @@ import Wire
         #expect(harness.server.requests.isEmpty)
     }
 
+    /// The first hours of 1940 are accepted, and asked of the archive from its first day:
+    /// the three hours before (for the pressure trend) would be in 1939, which it refuses.
+    @Test func theFirstHoursOf1940AskNothingBeforeIt() async throws {
+        let harness = try Harness(handler: { request in
+            guard let start = request.query["start_date"], start >= "1940-01-01" else {
+                return .json(#"{"error":true,"reason":"Parameter 'start_date' is out of allowed range from 1940-01-01"}"#, status: 400)
+            }
+            return Fixtures.openMeteo()(request)
+        })
+        let service = try harness.makeService()
+        try await service.applyRecords([harness.catchEvent(id: "first", at: "1940-01-01T01:00:00Z", water: "fresh")])
+        let status = try await service.running { try await service.settled("first") }
+        #expect(status["status"] == "ready", "\(status.jsonText) \(harness.server.requests.map(\.query))")
+        #expect(harness.server.requests(path: "/v1/archive").allSatisfy { $0.query["start_date"] == "1940-01-01" })
+    }
+
     @Test func serverErrorThenSuccessIsRetried() async throws {
         let harness = try Harness()
         let service = try harness.makeService()

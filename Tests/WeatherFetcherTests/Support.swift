@@ -38,8 +38,10 @@ enum Fixtures {
     }
 
     static func time(_ hour: Int64) -> String {
-        let (y, m, d) = WireTime.civil(days: hour / 86400)
-        return String(format: "%04d-%02d-%02dT%02d:00", y, m, d, (hour % 86400) / 3600)
+        // (days and hours counted down from 1970 too: floor division)
+        let seconds = (hour % 86400 + 86400) % 86400
+        let (y, m, d) = WireTime.civil(days: (hour - seconds) / 86400)
+        return String(format: "%04d-%02d-%02dT%02d:00", y, m, d, seconds / 3600)
     }
 
     static func column(_ hours: [Int64], _ value: (Int64) -> Double?) -> String {

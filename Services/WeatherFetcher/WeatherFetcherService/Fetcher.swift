@@ -186,7 +186,8 @@ final class Fetcher: Sendable {
     private func get(base: String, place: Place, hour: Int64, variables: [String], api: String) async throws
         -> HourlySeries
     {
-        let start = Date(timeIntervalSince1970: TimeInterval(hour - 3 * 3600))
+        // (no earlier than the archive's first day: the first hours of 1940 have no trend)
+        let start = max(Self.earliest, Date(timeIntervalSince1970: TimeInterval(hour - 3 * 3600)))
         let end = Date(timeIntervalSince1970: TimeInterval(hour + 3600))
         guard
             let url = OpenMeteo.url(
