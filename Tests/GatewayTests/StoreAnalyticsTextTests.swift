@@ -324,3 +324,22 @@ struct AnalyticsTextTests {
         #expect(Fillups.shortReason(.closed) == nil)
     }
 }
+
+@Suite struct CatchShowTextTests {
+    /// A catch of the hour still going says when its weather can come; an older pending one
+    /// (the fetcher is working on it) does not.
+    @Test func aPendingCatchOfThisHourSaysWhenItsWeatherComes() {
+        var fish = Catch.sample
+        fish.conditions = CatchConditions(status: .pending, reason: nil, summary: nil)
+        let now = Date(timeIntervalSince1970: 1_780_000_000)  // 20:26:40 UTC
+        fish.caughtAt = now.addingTimeInterval(-600)  // 20:16:40: the hour 20:00
+        let waiting = CatchShow.render(fish, weather: nil, now: now)
+        #expect(waiting.contains("waiting"), "\(waiting)")
+        #expect(waiting.contains(Catches.time(Date(timeIntervalSince1970: 1_779_998_400 + 3600))), "\(waiting)")
+        fish.caughtAt = now.addingTimeInterval(-3 * 3600)
+        #expect(!CatchShow.render(fish, weather: nil, now: now).contains("waiting"))
+        fish.caughtAt = now.addingTimeInterval(-600)
+        fish.conditions = .sample  // ready
+        #expect(!CatchShow.render(fish, weather: nil, now: now).contains("waiting"))
+    }
+}

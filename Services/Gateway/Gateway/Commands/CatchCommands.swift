@@ -268,7 +268,7 @@ struct CatchShow: GatewayCommand {
         Output.line(Self.render(fish, weather: weather))
     }
 
-    static func render(_ fish: Catch, weather: Conditions?) -> String {
+    static func render(_ fish: Catch, weather: Conditions?, now: Date = Date()) -> String {
         var pairs: [(String, String)] = [
             ("id", fish.id), ("species", fish.species), ("weight", Catches.weight(fish)),
             ("length", fish.length.map { "\($0) \(fish.lengthUnit?.rawValue ?? "-")" } ?? "-"),
@@ -279,6 +279,13 @@ struct CatchShow: GatewayCommand {
         ]
         pairs.append(("conditions", fish.conditions.status.rawValue))
         if let reason = fish.conditions.reason { pairs.append(("  reason", reason)) }
+        // A catch of the hour still going waits for the weather that comes, not a forecast
+        // (docs/protocol.md, "Fetching policy"): say when it can come.
+        let hour = Date(timeIntervalSince1970: TimeInterval(CatchHour.of(fish.caughtAt) * 3600))
+        if fish.conditions.status == .pending, hour.addingTimeInterval(3600) > now {
+            pairs.append(
+                ("  waiting", "for the weather of \(Catches.time(hour)), fetched after \(Catches.time(hour.addingTimeInterval(3600)))"))
+        }
         if let summary = fish.conditions.summary { pairs.append(("  summary", summary)) }
         if let weather { pairs += Self.weatherLines(weather) }
         pairs.append(("created", Catches.time(fish.createdAt, seconds: true)))
