@@ -91,7 +91,7 @@ struct DurabilityTests {
             // would): remove it again, as a person would.
             for attempt in 1...5 {
                 do {
-                    try FileManager.default.removeItem(atPath: stack.runDirectory)
+                    try stack.removeWhileInUse(stack.runDirectory)
                     break
                 } catch where attempt < 5 {
                     try await Task.sleep(for: .milliseconds(100))

@@ -71,6 +71,29 @@ final class TestStack: Sendable {
     }
 
     var runDirectory: String { home + "/run" }
+
+    /// Removes a directory the stack's processes are writing in: a process may make or
+    /// remove an entry while the tree is walked, so a failed walk is tried again (a few
+    /// times); a last failure names what the directory held.
+    func removeWhileInUse(_ path: String) throws {
+        var lastError: (any Error)?
+        for _ in 0..<10 {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+                return
+            } catch {
+                if !FileManager.default.fileExists(atPath: path) { return }
+                lastError = error
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        throw RemovalFailed(description: "\(path) could not be removed (holding \(left)): \(lastError.map { "\($0)" } ?? "")")
+    }
+
+    struct RemovalFailed: Error, CustomStringConvertible {
+        var description: String
+    }
     var sessionFile: String { configDirectory + "/session.json" }
 
     func pid(_ name: String) -> pid_t? {

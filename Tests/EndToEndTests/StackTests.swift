@@ -120,7 +120,7 @@ struct StackTests {
             }
             #expect(try await stack.eventually(timeout: .seconds(30)) { try await answers("auth") }, "auth never started")
             for (service, removeLogs) in [("auth", false), ("auth", true)] {
-                if removeLogs { try FileManager.default.removeItem(atPath: stack.home + "/logs") }
+                if removeLogs { try stack.removeWhileInUse(stack.home + "/logs") }
                 let before = try #require(stack.pid(service))
                 kill(before, SIGKILL)
                 let back = try await stack.eventually(timeout: .seconds(30)) {
@@ -143,7 +143,7 @@ struct StackTests {
             let hung = try #require(stack.pid("records"))
             kill(hung, SIGSTOP)
             defer { kill(hung, SIGCONT) }
-            try FileManager.default.removeItem(atPath: stack.runDirectory)
+            try stack.removeWhileInUse(stack.runDirectory)
             let back = try await stack.eventually(timeout: .seconds(40)) {
                 guard let now = stack.pid("records"), now != hung else { return false }
                 return try await stack.logbook("probe", "records", "--timeout", "1").status == 0
