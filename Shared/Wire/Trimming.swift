@@ -8,6 +8,8 @@
 // leading space stays. Tests/RuntimeTests/TrimmingTests.swift
 // holds the two to the same answers.
 
+import Foundation
+
 extension String {
     /// Without the leading and trailing Unicode white space (what
     /// `trimmingCharacters(in: .whitespacesAndNewlines)` removes).
@@ -44,6 +46,8 @@ extension String {
         {
             return self
         }
-        return trimmingWhitespace.lowercased()
+        // (canonically equivalent spellings, "Ä" as one scalar or as A and a combining
+        // mark, are one text to Swift's ==, so they fold to the same bytes for SQL too)
+        return trimmingWhitespace.lowercased().precomposedStringWithCanonicalMapping
     }
 }

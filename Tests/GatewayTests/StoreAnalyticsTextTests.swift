@@ -342,4 +342,17 @@ struct AnalyticsTextTests {
         fish.conditions = .sample  // ready
         #expect(!CatchShow.render(fish, weather: nil, now: now).contains("waiting"))
     }
+
+    /// A cursor belongs to one water's list: the two-section listing refuses it without
+    /// --water (it would be sent to both sections, and the other refuses it).
+    @Test func aCatchCursorGoesWithItsWater() throws {
+        #expect(throws: (any Error).self) { try Logbook.parseAsRoot(["catch", "list", "--cursor", "abc"]) }
+        _ = try Logbook.parseAsRoot(["catch", "list", "--water", "salt", "--cursor", "abc"])
+        _ = try Logbook.parseAsRoot(["catch", "list"])
+    }
+
+    @Test func relativeTimesAreNamed() {
+        #expect(!TimeText.isAbsolute("now") && !TimeText.isAbsolute(" Today ") && !TimeText.isAbsolute("yesterday"))
+        #expect(TimeText.isAbsolute("2026-05-01") && TimeText.isAbsolute("2026-05-01T10:00:00Z"))
+    }
 }

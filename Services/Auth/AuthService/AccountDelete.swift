@@ -26,7 +26,9 @@ extension Handlers {
         let sessions = try Session.revokeAll(db, userId: user.id, now: now)
         try db.execute(sql: "DELETE FROM users WHERE id = ? AND passwordHash = ?", arguments: [user.id, user.passwordHash])
         guard db.changesCount == 1 else {
-            throw ServiceError(.failedPrecondition, "the password was changed meanwhile: nothing was deleted; try again")
+            throw ServiceError(
+                .failedPrecondition,
+                "the password was changed (or its hash made again at a new cost) meanwhile: nothing was deleted; try again")
         }
         try LoginFailures.clear(db, username: user.username)
         try Idempotency.purge(db, principal: user.id)

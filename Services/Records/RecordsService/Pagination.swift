@@ -60,6 +60,10 @@ struct Cursor: Codable, Sendable, Equatable {
             throw ServiceError.invalid(
                 "cursor", "belongs to a list sorted by \(cursor.s), not \(key.sort): start again without a cursor")
         }
+        guard cursor.l != nil else {
+            throw ServiceError.invalid(
+                "cursor", "was made by an earlier version of this service: start again without a cursor")
+        }
         guard cursor.l == key.list else {
             throw ServiceError.invalid(
                 "cursor",

@@ -153,7 +153,8 @@ struct CatchList: GatewayCommand {
         commandName: "list", abstract: "List catches in two sections, fresh water and salt water.",
         discussion: """
             Each row: photo (yes/no), date, weather summary (or pending/unavailable), weight, bait \
-            and species. --limit and --cursor apply to each section. --json prints \
+            and species. --limit applies to each section; --cursor continues one section, so it \
+            goes with --water (the footnote under a section says which). --json prints \
             {"fresh": page, "salt": page} (one page with --water); --csv one table with a water column.
             Examples:
               logbook catch list --sort weight
@@ -164,6 +165,13 @@ struct CatchList: GatewayCommand {
     @Option(help: "date (newest first, default), weight (heaviest first) or species (A→Z).") var sort: CatchSort = .date
     @Option(help: "Only one section: fresh or salt.") var water: Water?
     @OptionGroup var options: ListOptions
+
+    func validate() throws {
+        if options.cursor != nil && water == nil {
+            throw ValidationError(
+                "--cursor continues one section: give --water fresh or --water salt with it (a cursor belongs to one water's list)")
+        }
+    }
 
     func execute(_ context: Context) async throws {
         let sections = water.map { [$0] } ?? Water.allCases

@@ -113,7 +113,14 @@ struct ExpenseList: GatewayCommand {
             let shown = totals.keys.sorted().map { Money.format(totals[$0]!, currency: $0) }.joined(separator: " + ")
             notes.append("total of these \(listed.items.count): \(shown)")
         }
-        context.show(listed.fetched, rows, options, empty: "no expenses", notes: notes)
+        // A cursor belongs to the list asked for: a relative --from or --to (now, today,
+        // yesterday) is named as the time it stood for, so the next page asks for the same.
+        let relative = [from, to].contains { $0.map { !TimeText.isAbsolute($0) } ?? false }
+        let resume =
+            relative
+            ? ([request.from.map { "--from " + WireTime.format($0) }, request.to.map { "--to " + WireTime.format($0) }]
+                .compactMap { $0 }.joined(separator: " ")) : ""
+        context.show(listed.fetched, rows, options, empty: "no expenses", notes: notes, resume: resume)
     }
 }
 

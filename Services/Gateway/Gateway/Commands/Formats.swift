@@ -100,6 +100,11 @@ public enum TimeText {
     }
 
     /// True for a plain date (`2026-05-01`), which a range end reads as the whole day.
+    /// Not one of the words that stand for a time relative to now (now, today, yesterday).
+    public static func isAbsolute(_ text: String) -> Bool {
+        !["now", "today", "yesterday"].contains(text.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
     public static func isDateOnly(_ text: String) -> Bool {
         let t = text.trimmingCharacters(in: .whitespaces)
         return t.count == 10 && t.split(separator: "-").count == 3 || ["today", "yesterday"].contains(t.lowercased())

@@ -101,17 +101,22 @@ extension Context {
 
     /// Prints a list: JSON (the service's result), CSV, or a table with a footnote when more
     /// pages wait. `empty` is what people see for no rows.
-    func show(_ fetched: Fetched, _ rows: Rows, _ options: ListOptions, empty: String, notes: [String] = []) {
+    /// - Parameter resume: options the next page must be asked with again, as this page was
+    ///   (a relative `--to now` resolved to the time it stood for): printed with the cursor.
+    func show(
+        _ fetched: Fetched, _ rows: Rows, _ options: ListOptions, empty: String, notes: [String] = [], resume: String = ""
+    ) {
+        let more = fetched.nextCursor.map { "more rows: \(resume.isEmpty ? "" : resume + " ")--cursor \($0), or --all" }
         if json {
             Output.json(fetched.json)
         } else if options.csv {
             FileHandle.standardOutput.write(Data(CSV.document(rows.csvHeaders, rows.csv).utf8))
             for note in notes { Output.errorLine(note) }
-            if let next = fetched.nextCursor { Output.errorLine("more rows: --cursor \(next), or --all") }
+            if let more { Output.errorLine(more) }
         } else {
             Output.line(rows.table.isEmpty ? empty : Output.table(rows.headers, rows.table))
             for note in notes { Output.line(note) }
-            if let next = fetched.nextCursor { Output.line("more rows: --cursor \(next), or --all") }
+            if let more { Output.line(more) }
         }
     }
 }
