@@ -116,6 +116,23 @@ extension Transport {
         return try await exchange(frame, id: id, timeout: options.timeout)
     }
 
+    /// Whole milliseconds of `duration`, at least 1.
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// `frame` with its top-level `deadlineMs` set to `ms` (a frame without one, or one the
+    /// scan cannot read plainly, is sent as it was).
+    static func frame(_ frame: Data, deadlineMs ms: Int64) -> Data {
+        let members = frame.withUnsafeBytes { EnvelopeScan.requestMembers($0.bindMemory(to: UInt8.self)) }
+        guard members.plain, let range = members.deadlineMs else { return frame }
+        var patched = frame
+        let base = patched.startIndex
+        patched.replaceSubrange((base + range.lowerBound)..<(base + range.upperBound), with: Data(String(ms).utf8))
+        return patched
+    }
+
     /// The request frame, written as encoding `OutgoingRequest` with the shared encoder
     /// writes it (members in key order), with only the body going through the encoder.
     static func encodeRequest<Body: Encodable>(_ header: RequestHeader, body: Body) throws -> Data {
@@ -272,9 +289,14 @@ public final class ServiceClient: Transport, Sendable {
         let deadline = clock.now + timeout
         let attempts = settings.attempts
         var everDelivered = false
+        var frame = frame
         for attempt in 1...attempts {
             let remaining = deadline - clock.now
             if remaining <= .zero { break }
+            // A retry tells the service the time the caller has left, not the whole of it
+            // again: counted from its arrival, the first deadline would let the service
+            // apply a write after the caller has given up (docs/protocol.md, `deadlineMs`).
+            if attempt > 1 { frame = Self.frame(frame, deadlineMs: Self.milliseconds(remaining)) }
             let share = attempt == attempts ? remaining : min(remaining, timeout / attempts)
             let sent = clock.now
             let outcome: Waiters.Outcome

@@ -399,13 +399,14 @@ public struct Router: Sendable {
             guard let body = members.body else { return .some(nil) }
             return CanonicalJSON.text(UnsafeBufferPointer(rebasing: bytes[body])).map { .some($0) }
         }
+        // A missing or null body reads as {} (docs/protocol.md): the same request, so the same hash.
         switch canonical {
         case nil:
             return slowRequestHash(method: method, frame: frame)
         case .some(nil):
-            input.appendUTF8("null")
+            input.appendUTF8("{}")
         case .some(let text?):
-            input.append(contentsOf: text)
+            if text.elementsEqual("null".utf8) { input.appendUTF8("{}") } else { input.append(contentsOf: text) }
         }
         return Crypto.sha256Hex(input)
     }
@@ -414,7 +415,7 @@ public struct Router: Sendable {
     /// agrees with (RuntimeTests' WireTests compare the two).
     static func slowRequestHash(method: String, frame: Data) -> String {
         let body = (try? WireCoding.decoder.decode(RequestBody<JSONValue>.self, from: frame).body) ?? .null
-        return Crypto.sha256Hex(method + "\n" + body.jsonText)
+        return Crypto.sha256Hex(method + "\n" + (body == .null ? "{}" : body.jsonText))
     }
 }
 

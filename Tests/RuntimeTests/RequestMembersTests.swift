@@ -64,4 +64,17 @@ import Wire
         }
         #expect(compared > 200)
     }
+
+    /// A missing or null body reads as {}: the same request, so a retry written either way
+    /// is answered from the log rather than refused as another request under the same key.
+    @Test func aMissingOrNullBodyHashesAsAnEmptyOne() throws {
+        let frames = [
+            #"{"v":1,"id":"a","method":"auth.logout","body":{}}"#, #"{"v":1,"id":"a","method":"auth.logout"}"#,
+            #"{"v":1,"id":"a","method":"auth.logout","body":null}"#, #"{"v":1,"id":"a","method":"auth.logout","body": { } }"#,
+        ]
+        let hashes = try frames.map { try Router.requestHash(method: "auth.logout", frame: Data($0.utf8)) }
+        #expect(Set(hashes).count == 1, "\(hashes)")
+        #expect(frames.map { Router.slowRequestHash(method: "auth.logout", frame: Data($0.utf8)) } == hashes)
+        #expect(try Router.requestHash(method: "auth.logout", frame: Data(#"{"body":{"a":1}}"#.utf8)) != hashes[0])
+    }
 }
