@@ -510,10 +510,14 @@ public struct EventsSinceResult: Codable, Sendable {
     public var events: [Event]
     /// The producer's highest sequence number when it answered.
     public var last: Int64
+    /// Which history of the producer's outbox the numbers belong to (absent from a
+    /// producer older than it).
+    public var history: OutboxHistory?
 
-    public init(events: [Event], last: Int64) {
+    public init(events: [Event], last: Int64, history: OutboxHistory? = nil) {
         self.events = events
         self.last = last
+        self.history = history
     }
 
     /// `events.since`'s answer, written around the stored payloads' bytes: the same bytes as
@@ -524,6 +528,7 @@ public struct EventsSinceResult: Codable, Sendable {
     static func encodedPage(_ db: Database, after: Int64, limit: Int) throws -> Data {
         let rows = try Outbox.encodedSince(db, after: after, limit: limit)
         let last = try Outbox.lastSequence(db)
+        let history = try Outbox.history(db)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(rows.reduce(32) { $0 + $1.json.count + 1 })
         bytes.appendUTF8("{\"events\":[")
@@ -531,7 +536,15 @@ public struct EventsSinceResult: Codable, Sendable {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             bytes.append(contentsOf: row.json)
         }
-        bytes.appendUTF8("],\"last\":")
+        bytes.appendUTF8("]")
+        if let history {
+            bytes.appendUTF8(",\"history\":{\"forkedAt\":")
+            bytes.appendUTF8(String(history.forkedAt))
+            bytes.appendUTF8(",\"id\":")
+            bytes.appendQuoted(history.id)
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes.appendUTF8(",\"last\":")
         bytes.appendUTF8(String(last))
         bytes.append(UInt8(ascii: "}"))
         return Data(bytes)
@@ -549,6 +562,16 @@ public struct EventsSinceResult: Codable, Sendable {
         guard case .object(let page)? = try? JSONValue.parse(raw), case .array(let items)? = page["events"],
             let last = page["last"]?.int64Value
         else { return try WireCoding.decode(Self.self, from: raw) }
+        var history: OutboxHistory?
+        switch page["history"] {
+        case nil, .null?: history = nil
+        case .object(let fields)?:
+            guard case .string(let id)? = fields["id"], let forkedAt = fields["forkedAt"]?.int64Value else {
+                return try WireCoding.decode(Self.self, from: raw)
+            }
+            history = OutboxHistory(id: id, forkedAt: forkedAt)
+        default: return try WireCoding.decode(Self.self, from: raw)
+        }
         var events: [Event] = []
         events.reserveCapacity(items.count)
         for item in items {
@@ -564,7 +587,7 @@ public struct EventsSinceResult: Codable, Sendable {
             }
             events.append(Event(seq: seq, type: type, userId: userId, at: date, data: data))
         }
-        return EventsSinceResult(events: events, last: last)
+        return EventsSinceResult(events: events, last: last, history: history)
     }
 }
 

@@ -27,6 +27,7 @@ public final class EventPublisher: Service, Sendable {
     private let zap: ZAPHandler.Registration?
     private let health: ServiceHealth?
     private let failing = Atomic<Bool>(false)
+    private let history: String?
 
     /// - Parameters:
     ///   - reader: read once, for the last sequence already in the outbox; after that the
@@ -62,7 +63,10 @@ public final class EventPublisher: Service, Sendable {
             throw error
         }
         // Events committed before this start are not re-sent: consumers replay them.
-        lastPublished = Mutex(try reader.read { try Outbox.lastSequence($0) })
+        let (last, history) = try reader.read { (try Outbox.lastSequence($0), try Outbox.history($0)) }
+        lastPublished = Mutex(last)
+        // (a history changes only with the database file, which a running service keeps)
+        self.history = history?.id
     }
 
     deinit {
@@ -102,7 +106,10 @@ public final class EventPublisher: Service, Sendable {
     public func run() async throws {
         while !Task.isCancelledOrShuttingDown {
             let seq = lastPublished.withLock { $0 }
-            pump.send([Data(EventHeartbeat.topic.utf8), try WireCoding.encode(EventHeartbeat(service: service, seq: seq))])
+            pump.send([
+                Data(EventHeartbeat.topic.utf8),
+                try WireCoding.encode(EventHeartbeat(service: service, seq: seq, history: history)),
+            ])
             try? await Task.sleep(for: heartbeatInterval)
         }
         pump.stop()
@@ -117,6 +124,9 @@ public struct EventHeartbeat: Codable, Sendable {
     public static let topic = "$hb"
     public var service: String
     public var seq: Int64
+    /// The outbox's history id (`OutboxHistory`): a consumer that knows another one asks
+    /// `events.since` at once, which says where the two part.
+    public var history: String?
 }
 
 /// Where a consumer applies events. Implementations store their position with the effect.
@@ -144,6 +154,12 @@ public protocol EventSink: Sendable {
     /// (an answer cached while the producer could not be reached yet) may predate events
     /// up to `seq`, which it will never see.
     func started(after seq: Int64) async throws
+    /// The producer's outbox history the position counts in (`OutboxHistory`; nil: none
+    /// known, or a sink that keeps no position).
+    func history() async throws -> String?
+    /// Takes `history` as the producer's, moving the position back to `seq` when given (the
+    /// producer's history changed: the numbers after `seq` are new events), in one write.
+    func adopt(history: String, rewindTo seq: Int64?) async throws
 }
 
 extension EventSink {
@@ -152,6 +168,10 @@ extension EventSink {
     public func applyBacklog(_ events: [Event]) async throws { try await apply(events) }
     public func settle() async throws {}
     public func started(after seq: Int64) async throws {}
+    public func history() async throws -> String? { nil }
+    public func adopt(history: String, rewindTo seq: Int64?) async throws {
+        if let seq { try await rewind(to: seq) }
+    }
 }
 
 /// The usual sink: applies a batch of events in one transaction of the consumer's own
@@ -280,6 +300,22 @@ public struct DatabaseEventSink: EventSink {
         let producer = self.producer
         try await writer.write { try Checkpoint.set($0, producer: producer, seq: seq) }
         skipped.reset(stored: seq)
+    }
+
+    public func history() async throws -> String? {
+        let producer = self.producer
+        return try await writer.read { try Checkpoint.history($0, producer: producer) }
+    }
+
+    public func adopt(history: String, rewindTo seq: Int64?) async throws {
+        let producer = self.producer
+        let moved = try await writer.write { db -> Int64 in
+            let stored = try Checkpoint.get(db, producer: producer)
+            let moved = seq.map { min($0, stored) } ?? stored
+            try Checkpoint.set(db, producer: producer, seq: moved, history: history)
+            return moved
+        }
+        if seq != nil { skipped.reset(stored: moved) }
     }
 
     public func apply(_ events: [Event]) async throws {
@@ -466,6 +502,8 @@ public final class EventConsumer: Service, Sendable {
     /// How far it has got, for `$srv.info`/`$srv.stats` and reply freshness (Health.swift).
     public let progress: ConsumerProgress
     private let applied = Mutex<Int64>(-1)
+    /// The producer's outbox history the position counts in, as far as this consumer knows.
+    private let knownHistory = Mutex<String?>(nil)
 
     /// - Parameter feedsReplies: the sink is a projection that user-facing answers are
     ///   computed from; while it is behind, those answers carry `freshness`.
@@ -488,7 +526,7 @@ public final class EventConsumer: Service, Sendable {
     private enum Input: Sendable {
         /// Events are waiting in `arrived`.
         case events
-        case heartbeat(Int64)
+        case heartbeat(Int64, history: String?)
         case tick
     }
 
@@ -539,7 +577,7 @@ public final class EventConsumer: Service, Sendable {
                 guard case .message(let frames) = event, frames.count == 2 else { return }
                 if frames[0] == Data(EventHeartbeat.topic.utf8) {
                     if let hb = try? WireCoding.decode(EventHeartbeat.self, from: frames[1]) {
-                        continuation.yield(.heartbeat(hb.seq))
+                        continuation.yield(.heartbeat(hb.seq, history: hb.history))
                     }
                 } else if let type = String(validating: frames[0], as: UTF8.self), !sink.handles(type),
                     let seq = EnvelopeScan.members(frames[1], ["seq"])["seq"].flatMap({ Int64(String(decoding: $0, as: UTF8.self)) })
@@ -586,9 +624,11 @@ public final class EventConsumer: Service, Sendable {
                     switch input {
                     case .events:
                         position = try await applyArrived(arrivals.take(), from: position)
-                    case .heartbeat(let seq):
+                    case .heartbeat(let seq, let history):
                         progress.heard(last: seq)
-                        if seq > position { position = try await catchUp(from: position) }
+                        // (another history: the catch-up's first page says where the two part)
+                        let changed = history.map { id in knownHistory.withLock { $0.map { $0 != id } ?? false } } ?? false
+                        if seq > position || changed { position = try await catchUp(from: position) }
                     case .tick:
                         position = try await catchUp(from: position)
                     }
@@ -655,6 +695,8 @@ public final class EventConsumer: Service, Sendable {
             do {
                 if let stored = try await sink.position() {
                     recordApplied(stored)
+                    let known = try await sink.history()
+                    knownHistory.withLock { $0 = known }
                     let position = try await catchUp(from: stored)
                     recordApplied(position)
                     return position
@@ -665,6 +707,7 @@ public final class EventConsumer: Service, Sendable {
                     "events.since", EventsSince(after: 0, limit: 1), as: EventsSinceResult.self,
                     options: CallOptions(timeout: settings.rpcTimeout))
                 progress.heard(last: answer.last)
+                knownHistory.withLock { $0 = answer.history?.id }
                 try await sink.started(after: answer.last)
                 recordApplied(answer.last)
                 return answer.last
@@ -750,6 +793,12 @@ public final class EventConsumer: Service, Sendable {
                 // the pages asked for ahead no longer begin at its position: ask from there.
                 batch = try await gather(after: position)
             }
+            let followed = try await follow(batch.history, from: position)
+            if followed != position {
+                position = followed
+                pending = try await gather(after: position)
+                continue
+            }
             guard let ahead = batch.events.last?.seq else {
                 if batch.last < position {
                     // The producer's history was rolled back (restored from a backup taken
@@ -779,6 +828,34 @@ public final class EventConsumer: Service, Sendable {
         }
     }
 
+    /// Takes the producer's outbox history a page named (`OutboxHistory`). One this consumer
+    /// knows changes nothing; the first it hears of is adopted; another one means the
+    /// producer's database was made again or restored, and numbers it has used again would
+    /// be skipped as duplicates: the position goes back to where the two histories part (or
+    /// stays, when it is behind that), and the events after it are applied again (every
+    /// handler is idempotent). Returns the position to go on from.
+    private func follow(_ history: OutboxHistory?, from position: Int64) async throws -> Int64 {
+        guard let history else { return position }
+        let known = knownHistory.withLock { $0 }
+        guard known != history.id else { return position }
+        guard known != nil else {
+            try await sink.adopt(history: history.id, rewindTo: nil)
+            knownHistory.withLock { $0 = history.id }
+            return position
+        }
+        let target = min(position, history.forkedAt)
+        logger.error(
+            "the producer's event history changed (its database was rebuilt or restored); applying its events again after \(target)",
+            metadata: ["events.position": "\(position)", "events.forkedAt": "\(history.forkedAt)"])
+        try await sink.adopt(history: history.id, rewindTo: target)
+        knownHistory.withLock { $0 = history.id }
+        // (a sink whose stored checkpoint trailed its position goes back to that)
+        let moved = min(target, try await sink.position() ?? target)
+        progress.reset(to: moved)
+        applied.withLock { $0 = moved }
+        return moved
+    }
+
     /// The events of one catch-up transaction.
     private struct Gathered: Sendable {
         /// The position the pages were asked for after.
@@ -790,6 +867,8 @@ public final class EventConsumer: Service, Sendable {
         var more: Bool
         /// A full page is among them: a backlog, which the sink may settle later.
         var backlog: Bool
+        /// The producer's outbox history, as its first page named it.
+        var history: OutboxHistory? = nil
     }
 
     /// Pages after `after`, asked for one after another until they hold
@@ -801,6 +880,9 @@ public final class EventConsumer: Service, Sendable {
         repeat {
             let answer = try await page(after: cursor)
             progress.heard(last: answer.last)
+            if gathered.history == nil { gathered.history = answer.history }
+            // (a page from another history than the first's: the rest is asked again)
+            if let history = answer.history, history != gathered.history { break }
             gathered.last = answer.last
             gathered.more = answer.events.count >= pageSize
             gathered.backlog = gathered.backlog || gathered.more

@@ -349,6 +349,22 @@ extension DatabaseMigrator {
                     );
                     """)
         }
+        // Which history of the outbox this is (Outbox.swift, `OutboxHistory`): a new
+        // database (a rebuild) starts a new one, as a restore does; a consumer that sees
+        // its producer's change replays from where the two histories part. An existing
+        // database starts its first history at its last event.
+        registerMigration("shared.v2-history") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE outboxHistory (
+                        one INTEGER PRIMARY KEY NOT NULL CHECK (one = 1),
+                        id TEXT NOT NULL,
+                        forkedAt INTEGER NOT NULL CHECK (forkedAt >= 0)
+                    );
+                    ALTER TABLE eventCheckpoint ADD COLUMN history TEXT;
+                    """)
+            try Outbox.startHistory(db)
+        }
     }
 }
 

@@ -109,6 +109,43 @@ public enum Outbox {
     public static func lastSequence(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM outbox") ?? 0
     }
+
+    /// This outbox's history (nil before the shared migration that makes it ran).
+    public static func history(_ db: Database) throws -> OutboxHistory? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT id, forkedAt FROM outboxHistory WHERE one = 1") else {
+            return nil
+        }
+        return OutboxHistory(id: row["id"], forkedAt: row["forkedAt"])
+    }
+
+    /// Starts a new history, parting from the one before at the last event there is: done
+    /// when the database is made, and by `logbook restore` on each copy it puts in place
+    /// (the events after the backup's last will be new ones under numbers that consumers
+    /// already applied from the history the restore replaced).
+    public static func startHistory(_ db: Database) throws {
+        let id = Hex.encode(Crypto.random(count: 16))
+        try db.execute(
+            sql: """
+                INSERT INTO outboxHistory (one, id, forkedAt) VALUES (1, ?, (SELECT coalesce(max(seq), 0) FROM outbox))
+                ON CONFLICT(one) DO UPDATE SET id = excluded.id, forkedAt = excluded.forkedAt
+                """, arguments: [id])
+    }
+}
+
+/// Which history an outbox's sequence numbers belong to: `id` is new whenever the database
+/// is made again (a rebuild) or put back from a backup (a restore), and `forkedAt` is the
+/// last sequence number the new history shares with the one before (0 for a new
+/// database). A consumer that finds its producer's history changed goes back to
+/// `forkedAt` (or stays where it is, when behind it) and replays from there: without it,
+/// the numbers a rebuilt or restored producer uses again would be skipped as duplicates.
+public struct OutboxHistory: Codable, Sendable, Equatable {
+    public var id: String
+    public var forkedAt: Int64
+
+    public init(id: String, forkedAt: Int64) {
+        self.id = id
+        self.forkedAt = forkedAt
+    }
 }
 
 /// A consumer's position in a producer's event stream, stored in the consumer's database in
@@ -126,6 +163,20 @@ public enum Checkpoint {
                 ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq
                 """
         ).execute(arguments: [producer, seq])
+    }
+
+    /// The producer's outbox history the checkpoint counts in (nil: not known yet).
+    public static func history(_ db: Database, producer: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT history FROM eventCheckpoint WHERE producer = ?", arguments: [producer])
+    }
+
+    /// Moves the checkpoint to `seq` of the producer's history `history`, in one write.
+    public static func set(_ db: Database, producer: String, seq: Int64, history: String) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO eventCheckpoint (producer, seq, history) VALUES (?, ?, ?)
+                ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq, history = excluded.history
+                """, arguments: [producer, seq, history])
     }
 }
 

@@ -297,6 +297,15 @@ struct DurabilityTests {
             if afterBackup < 0 { afterBackup = acknowledged.count }
 
             #expect(try await stack.logbook("stack", "down").status == 0)
+            func history() async throws -> (id: String?, forkedAt: Int64?, last: Int64?) {
+                let file = try DatabaseQueue(path: "\(stack.home)/data/records.sqlite")
+                defer { try? file.close() }
+                return try await file.read { db in
+                    let row = try Row.fetchOne(db, sql: "SELECT id, forkedAt FROM outboxHistory")
+                    return (row?["id"], row?["forkedAt"], try Int64.fetchOne(db, sql: "SELECT max(seq) FROM outbox"))
+                }
+            }
+            let before = try await history()
             let restore = try await stack.logbook("restore", backupDirectory)
             #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")
             // The restored file, checked on its own while the stack is down.
@@ -304,6 +313,11 @@ struct DurabilityTests {
             let integrity = try await restored.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
             #expect(integrity == ["ok"])
             try restored.close()
+            // Its outbox starts a history of its own at its last event: consumers that applied
+            // later events of the history it replaced apply its new ones (OutboxHistory).
+            let after = try await history()
+            #expect(after.id != nil && after.id != before.id)
+            #expect(after.forkedAt == after.last && (after.last ?? 0) < (before.last ?? 0))
 
             #expect(try await stack.logbook("stack", "up").status == 0)
             let list = try await stack.logbook("expense", "list", "--all", "--json")

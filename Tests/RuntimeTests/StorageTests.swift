@@ -626,16 +626,18 @@ struct InProcess {
             let frame = try await service.transport.replyFrame(
                 "events.since", EventsSince(after: Int64(after), limit: limit), options: CallOptions())
             let page = try #require(EnvelopeScan.successResult(frame))
-            let (events, last) = try await service.host.database.read { db in
-                (try Outbox.since(db, after: Int64(after), limit: limit), try Outbox.lastSequence(db))
+            let (events, last, history) = try await service.host.database.read { db in
+                (try Outbox.since(db, after: Int64(after), limit: limit), try Outbox.lastSequence(db), try Outbox.history(db))
             }
             #expect(events.count == min(limit, 5 - after))
             #expect(events.contains { $0.type == Outbox.redactedType } == (after < 2))
-            let expected = try WireCoding.encoder.encode(EventsSinceResult(events: events, last: last))
+            #expect(history != nil)
+            let expected = try WireCoding.encoder.encode(EventsSinceResult(events: events, last: last, history: history))
             #expect(page == expected, "page after \(after): \(String(decoding: page, as: UTF8.self))")
             // A consumer's reader gives what the decoder gives, a redacted event among them.
             let read = try EventsSinceResult.read(page), decoded = try WireCoding.decode(EventsSinceResult.self, from: page)
             #expect(read.events == decoded.events && read.last == decoded.last && read.events.count == events.count)
+            #expect(read.history == history && decoded.history == history)
         }
     }
 

@@ -240,6 +240,15 @@ struct RestoreCommand: GatewayCommand {
             try? FileManager.default.removeItem(atPath: staging)
             try FileManager.default.copyItem(atPath: source + "/" + result.database, toPath: staging)
             chmod(staging, 0o600)
+            // The restored outbox starts a history of its own (Shared/Storage/Outbox.swift,
+            // `OutboxHistory`): its next events take numbers that consumers may have applied
+            // already from the history it replaces, and must not be skipped as duplicates.
+            let copy = try DatabaseQueue(path: staging)
+            try await copy.write { db in if try db.tableExists("outboxHistory") { try Outbox.startHistory(db) } }
+            // (folded back into the file before the flush below: the copy is the file alone)
+            try await copy.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            try copy.close()
+            for suffix in ["-wal", "-shm"] { unlink(staging + suffix) }
             try FileSync.sync(staging)
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: live + suffix) {
                 let kept = aside + "/" + URL(fileURLWithPath: live + suffix).lastPathComponent
