@@ -108,6 +108,11 @@ public struct Router: Sendable {
 
     public private(set) var routes: [String: Route] = [:]
     let commits: GroupCommitter?
+    /// Run in every write's transaction before its handler (after the deadline check): a
+    /// service's own refusal of a write whose caller has lost the right to it since the
+    /// request was let in (records: a user whose deletion was applied meanwhile). Write
+    /// routes keep the check set when they were registered.
+    public var commitCheck: (@Sendable (Database, RequestContext) throws -> Void)?
 
     /// - Parameter commits: the service's group committer; required for `write` routes.
     public init(commits: GroupCommitter? = nil) {
@@ -233,6 +238,7 @@ public struct Router: Sendable {
         settle: @escaping @Sendable (Prepared) async -> Void, checksLogFirst: Bool, recordsKey: Bool = true
     ) {
         guard let commits else { preconditionFailure("write route \(method) needs a GroupCommitter") }
+        let commitCheck = self.commitCheck
         add(
             Route(method: method, access: access, kind: .write, maxBytes: maxBytes, decode: Self.envelopeDecoder(Body.self)) {
                 frame, decoded, context in
@@ -258,6 +264,7 @@ public struct Router: Sendable {
                             return stored
                         }
                         try context.checkDeadline()
+                        try commitCheck?(db, context)
                         let encoded = try WireCoding.encode(try commit(prepared, context, db))
                         if recordsKey, let key {
                             try Idempotency.record(

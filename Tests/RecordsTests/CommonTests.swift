@@ -161,6 +161,30 @@ struct CommonTests {
         for table in tables { #expect(try await records.count(table) == 1, "\(table)") }
     }
 
+    /// A write let in before the account's deletion was applied (its session resolved, from
+    /// a cache or before the event) and committing after it is refused: nothing of the
+    /// deleted user is written again, no event of theirs published after the redaction, and
+    /// a retry of a write made before the deletion (its key purged) is not applied again.
+    @Test func aDeletedUsersWriteInFlightIsRefused() async throws {
+        let records = try Harness()
+        try await records.ok("records.expense.add", #"{"name":"Tea","amountMinor":300}"#, key: "tea")
+        let event = Event(seq: 1, type: AuthEvents.userDeleted, userId: "alice", at: Date(), data: ["userId": "alice"])
+        try await records.host.database.write { db in try RecordsService.applyAuthEvent(db, event) }
+        for (method, body, key) in [
+            ("records.vehicle.add", #"{"nickname":"Civic"}"#, nil),
+            ("records.expense.add", #"{"name":"Tea","amountMinor":300}"#, "tea"),
+        ] {
+            let error = try await records.fails(method, body, key: key)
+            #expect(error.code == .unauthenticated, "\(method)")
+        }
+        #expect(try await records.count("vehicle") == 0)
+        #expect(try await records.count("expense") == 0)
+        let log = try await records.host.database.read { try Outbox.since($0, after: 0, limit: 1000) }
+        #expect(!log.contains { $0.userId == "alice" })
+        // others write on
+        _ = try await records.vehicle(as: "bob")
+    }
+
     @Test func milliIsExact() throws {
         func decode(_ text: String) throws -> Milli { try WireCoding.decode(Milli.self, from: Data(text.utf8)) }
         #expect(try decode("12.345") == Milli(thousandths: 12_345))

@@ -24,6 +24,16 @@ public enum RecordsService {
     ///   - now: the clock (tests move it to exercise timers).
     public static func router(host: ServiceHost, photos: PhotoStore, now: @escaping Now = { Date() }) -> Router {
         var router = host.makeRouter()
+        // (set before the routes: each write route keeps the check it was registered with)
+        router.commitCheck = { db, context in
+            guard let userId = context.principal?.userId else { return }
+            if try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deletedUser WHERE userId = ?)"), arguments: [userId])
+                == true
+            {
+                throw ServiceError.unauthenticated("session expired or revoked: the account was deleted")
+            }
+        }
         let records = Records(database: host.database, photos: photos, now: now)
         records.registerVehicles(&router)
         records.registerFillups(&router)
@@ -46,6 +56,9 @@ public enum RecordsService {
 
     /// Deletes every row a user owns, in every records table, and blanks their past events.
     public static func purge(_ db: Database, userId: String) throws {
+        try db.execute(
+            sql: "INSERT INTO deletedUser (userId, deletedAt) VALUES (?, ?) ON CONFLICT(userId) DO NOTHING",
+            arguments: [userId, Date().ms])
         for sql in Schema.userTables {
             try db.execute(sql: sql, arguments: [userId])
         }

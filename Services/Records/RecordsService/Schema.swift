@@ -45,6 +45,17 @@ enum Schema {
                     ) WITHOUT ROWID;
                     """)
         }
+        // the users whose deletion was applied: a write of theirs already under way (its
+        // session resolved before the deletion) is refused when it commits
+        migrator.registerMigration("records.v6.deleted-users") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE deletedUser (
+                        userId TEXT PRIMARY KEY NOT NULL,
+                        deletedAt INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 
