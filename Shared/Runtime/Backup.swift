@@ -4,6 +4,7 @@
 // the owning process ever opens its database, so the copy is made here and handed over as
 // files: `logbook backup DIR` asks every service, then moves what they wrote into DIR.
 import Foundation
+import Synchronization
 import GRDB
 import Storage
 import Wire
@@ -28,26 +29,65 @@ public struct BackupResult: Codable, Sendable {
     public var durationMs: Int64
 }
 
+/// Keeps a service from deleting files of a directory a backup copies, from before the
+/// backup's database snapshot until the files are copied: a file whose row goes meanwhile
+/// is still named by the snapshot, and must be in the copy. Deletions put off stay for the
+/// service's next sweep.
+public final class FileHold: Sendable {
+    private let count = Mutex(0)
+
+    public init() {}
+
+    /// Whether deletions must wait now.
+    public var held: Bool { count.withLock { $0 > 0 } }
+
+    public func holding<T>(_ body: () throws -> T) rethrows -> T {
+        count.withLock { $0 += 1 }
+        defer { count.withLock { $0 -= 1 } }
+        return try body()
+    }
+
+    public func holding<T>(_ body: () async throws -> T) async rethrows -> T {
+        count.withLock { $0 += 1 }
+        defer { count.withLock { $0 -= 1 } }
+        return try await body()
+    }
+}
+
 /// What a service's backup copies: its database and the directories it keeps files in.
 public final class ServiceBackup: Sendable {
     let service: String
     let database: any DatabaseWriter
     let databasePath: String
     let extras: [String]
+    let holds: [FileHold]
 
     /// - Parameter extras: directories of files the database refers to (copied as they are:
     ///   hard links where the file system allows, since such files are never rewritten).
-    public init(service: String, database: any DatabaseWriter, databasePath: String, extras: [String] = []) {
+    /// - Parameter holds: held for the whole backup, snapshot and copies.
+    public init(
+        service: String, database: any DatabaseWriter, databasePath: String, extras: [String] = [], holds: [FileHold] = []
+    ) {
         self.service = service
         self.database = database
         self.databasePath = databasePath
         self.extras = extras
+        self.holds = holds
     }
 
     /// The folder backups are written to: `backups/` beside the database.
     var root: String { URL(fileURLWithPath: databasePath).deletingLastPathComponent().appendingPathComponent("backups").path }
 
     func run(_ request: BackupRequest) throws -> BackupResult {
+        try Self.holding(holds[...]) { try copy(request) }
+    }
+
+    private static func holding<T>(_ holds: ArraySlice<FileHold>, _ body: () throws -> T) throws -> T {
+        guard let first = holds.first else { return try body() }
+        return try first.holding { try holding(holds.dropFirst(), body) }
+    }
+
+    private func copy(_ request: BackupRequest) throws -> BackupResult {
         let name = request.name
         guard !name.isEmpty, name.count <= 64, name != ".", name != "..",
             name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })

@@ -26,6 +26,7 @@ public final class ServiceHost: Sendable {
     public let backlogs = BacklogGroup()
     let databasePath: String?
     private let backupExtras = Mutex<[String]>([])
+    private let backupHolds = Mutex<[FileHold]>([])
 
     /// - Parameters:
     ///   - eventsEndpoint: where to publish the outbox; nil publishes nothing (in-process
@@ -71,7 +72,8 @@ public final class ServiceHost: Sendable {
     public func dispatcher(router: Router, sessions: (any SessionResolver)?) -> Dispatcher {
         let backup = databasePath.map {
             ServiceBackup(
-                service: descriptor.name, database: database, databasePath: $0, extras: backupExtras.withLock { $0 })
+                service: descriptor.name, database: database, databasePath: $0, extras: backupExtras.withLock { $0 },
+                holds: backupHolds.withLock { $0 })
         }
         return Dispatcher(
             descriptor: descriptor, router: router, sessions: sessions, events: database, health: health,
@@ -80,8 +82,10 @@ public final class ServiceHost: Sendable {
 
     /// A directory of files the database refers to, copied with it by `$srv.backup` (call
     /// before `dispatcher`).
-    public func backUpAlso(_ directory: String) {
+    /// - Parameter hold: what the service's deletions in it wait on while a backup runs.
+    public func backUpAlso(_ directory: String, hold: FileHold? = nil) {
         backupExtras.withLock { $0.append(directory) }
+        if let hold { backupHolds.withLock { $0.append(hold) } }
     }
 
     /// The one-line reason a service with a damaged database stops with: the file and the fix.

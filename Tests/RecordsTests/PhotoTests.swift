@@ -267,6 +267,24 @@ struct PhotoTests {
         #expect(h.files() == [])
     }
 
+    /// While a backup copies the database and then the photo folder, a photo whose catch is
+    /// deleted meanwhile is still named by the backup's database: its files wait for the
+    /// next sweep rather than go before they are copied.
+    @Test func aBackupUnderWayKeepsThePhotosItsDatabaseNames() async throws {
+        let h = try PhotoHarness()
+        defer { h.scratch.remove() }
+        let jpeg = try await image(width: 400, height: 300)
+        let added = try await h.records.ok("records.catch.add", catchBody(photo: jpeg))
+        try await h.records.photos.deletions.holding {
+            try await h.records.ok("records.catch.delete", #"{"id":"\#(added["id"]!.string)"}"#)
+            #expect(try await h.records.count("photo") == 0)
+            #expect(h.files().count == 2, "deleted under the backup: \(h.files())")
+            #expect(try await h.records.photos.sweep() == 0)
+        }
+        #expect(try await h.records.photos.sweep() == 2)
+        #expect(h.files() == [])
+    }
+
     @Test func concurrentUploadsAndDeletesOfOnePhotoNeverLoseItsFiles() async throws {
         let h = try PhotoHarness()
         defer { h.scratch.remove() }

@@ -109,6 +109,9 @@ public final class PhotoStore: Sendable {
     private let logger: Logger
     /// Hashes whose files an unfinished write may reference, with how many writes do.
     private let pinned = Mutex<[String: Int]>([:])
+    /// Held while a backup copies the database and this folder: no file is deleted then
+    /// (the next sweep deletes what waited).
+    public let deletions = FileHold()
     /// File work blocks: it runs here, never on the cooperative pool.
     private let files = DispatchQueue(label: "logbook.records.photos")
     /// Image work: a few at once, one per user.
@@ -285,7 +288,7 @@ public final class PhotoStore: Sendable {
         var removed = 0
         for hash in hashes {
             pinned.withLock { pinned in
-                guard pinned[hash, default: 0] == 0 else { return }
+                guard pinned[hash, default: 0] == 0, !deletions.held else { return }
                 do {
                     let named = try database.read { db in
                         try Bool.fetchOne(

@@ -82,7 +82,7 @@ extension RecordsService: LogbookService {
     public static func assemble(on host: ServiceHost, configuration: StackConfiguration) throws -> ServiceAssembly {
         let photoSettings = try PhotoSettings(stack: configuration, instance: host.descriptor.name)
         let photos = PhotoStore(settings: photoSettings, database: host.database, logger: host.logger)
-        host.backUpAlso(photoSettings.directory)
+        host.backUpAlso(photoSettings.directory, hold: photos.deletions)
         let shardGuard = try ShardGuard(shard: try configuration.ownRecordsShard(), database: host.database)
         var router = router(host: host, photos: photos)
         registerShardMoves(&router, guard: shardGuard, photos: photos)
