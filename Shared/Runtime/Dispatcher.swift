@@ -229,6 +229,9 @@ public final class Dispatcher: Sendable {
         }
     }
 
+    /// The runtime's own methods: `$srv.*` and `events.since`.
+    static func isReserved(_ method: String) -> Bool { method.hasPrefix("$srv.") || method == "events.since" }
+
     private func decodeHeader(_ frame: Data) throws -> RequestHeader {
         let hardLimit = largestRequest
         if frame.count > hardLimit {
@@ -238,11 +241,12 @@ public final class Dispatcher: Sendable {
         // A large request over its own method's limit (under the largest: records' shard
         // import takes 64 MiB) is refused before it is parsed, by the method read from its
         // top level.
-        if frame.count > Router.defaultMaxBytes, let name = Self.plainMethod(frame), let route = routes[name],
-            frame.count > route.maxBytes
-        {
-            throw ServiceError(
-                .invalidArgument, "request is \(frame.count) bytes; \(route.method) accepts at most \(route.maxBytes)")
+        if frame.count > Router.defaultMaxBytes, let name = Self.plainMethod(frame) {
+            // (the reserved methods take the default limit, whatever the largest route's)
+            let limit = Self.isReserved(name) ? Router.defaultMaxBytes : routes[name]?.maxBytes
+            if let limit, frame.count > limit {
+                throw ServiceError(.invalidArgument, "request is \(frame.count) bytes; \(name) accepts at most \(limit)")
+            }
         }
         guard !frame.isEmpty else { throw ServiceError(.invalidArgument, "empty request frame: expected a JSON object") }
         // The common case costs one parse; only a request that fails it is parsed again,
@@ -298,7 +302,7 @@ public final class Dispatcher: Sendable {
         if let ms = header.deadlineMs, ms <= 0 {
             throw ServiceError(.deadlineExceeded, "deadlineMs was \(ms): the caller had no time left")
         }
-        if header.method.hasPrefix("$srv.") || header.method == "events.since" {
+        if Self.isReserved(header.method) {
             // Reserved methods take small requests: the default limit, not the largest route's.
             if frame.count > Router.defaultMaxBytes {
                 throw ServiceError(

@@ -109,5 +109,12 @@ import Wire
             #expect(answer.error?.message.contains("262144") == true, "\(answer.error?.message ?? "")")
         }
         #expect(try await reply(#"{"v":1,"id":"small","method":"$srv.ping","body":{}}"#).ok)
+        // Checked before the JSON is parsed (protocol.md): a large frame that would not even
+        // parse is refused for its size, read from the method at its top level.
+        for method in ["events.since", "$srv.stats"] {
+            let cut = try await reply(#"{"v":1,"id":"big","method":"\#(method)","body":{"pad":"\#(padding)"#)
+            #expect(cut.error?.code == .invalidArgument, "\(method)")
+            #expect(cut.error?.message.contains("accepts at most 262144") == true, "\(cut.error?.message ?? "")")
+        }
     }
 }
