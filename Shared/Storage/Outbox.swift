@@ -242,3 +242,30 @@ public enum Idempotency {
                 """, arguments: [method, resultUserId])
     }
 }
+
+/// The users whose `user.deleted` a service has applied (`deletedUser`, made by each
+/// service's own migration with `DeletedUsers.table`). Auth's stream is read apart from
+/// the others, so an event, a job or a write of a deleted user can come after the purge;
+/// a service that keeps this refuses or skips it rather than write that user's data again.
+public enum DeletedUsers {
+    /// The table, as every service that keeps it makes it.
+    public static let table = """
+        CREATE TABLE deletedUser (
+            userId TEXT PRIMARY KEY NOT NULL,
+            deletedAt DOUBLE NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    /// Keeps `userId` as deleted (once; the first time stays).
+    public static func remember(_ db: Database, userId: String, at: Date) throws {
+        try db.execute(
+            sql: "INSERT INTO deletedUser (userId, deletedAt) VALUES (?, ?) ON CONFLICT(userId) DO NOTHING",
+            arguments: [userId, at.timeIntervalSince1970])
+    }
+
+    public static func contains(_ db: Database, userId: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deletedUser WHERE userId = ?)"), arguments: [userId])
+            ?? false
+    }
+}

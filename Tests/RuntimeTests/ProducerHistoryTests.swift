@@ -81,16 +81,24 @@ import Wire
         return false
     }
 
-    /// A rebuilt producer: a new file, numbered from 1 again, with fewer events than the
-    /// consumer applied, or more.
-    @Test(arguments: [3, 8])
-    func aRebuiltProducersEventsAreApplied(count: Int) async throws {
+    /// A consumer that has applied a producer's five events; `then` swaps the producer.
+    func afterFiveEvents(_ then: @Sendable (ServiceHost, Switchable) async throws -> Void) async throws {
         let first = try host("producer")
         try await publish(first, "old", count: 5)
         let consumerHost = try host("consumer")
         let transport = Switchable(first)
         try await consuming(transport, into: consumerHost) { consumer in
-            #expect(try await waitFor { consumer.position == 5 })
+            let caughtUp = try await waitFor { consumer.position == 5 }
+            #expect(caughtUp)
+            try await then(consumerHost, transport)
+        }
+    }
+
+    /// A rebuilt producer: a new file, numbered from 1 again, with fewer events than the
+    /// consumer applied, or more.
+    @Test(arguments: [3, 8])
+    func aRebuiltProducersEventsAreApplied(count: Int) async throws {
+        try await afterFiveEvents { consumerHost, transport in
             let rebuilt = try host("producer")
             try await publish(rebuilt, "new", count: count)
             transport.replace(with: rebuilt)
@@ -104,12 +112,7 @@ import Wire
     /// A restored producer: the backup's events (up to 3) and new ones after them, under
     /// numbers the consumer applied from the history the restore replaced (4 and 5).
     @Test func aRestoredProducersNewEventsAreAppliedFromWhereTheHistoriesPart() async throws {
-        let first = try host("producer")
-        try await publish(first, "old", count: 5)
-        let consumerHost = try host("consumer")
-        let transport = Switchable(first)
-        try await consuming(transport, into: consumerHost) { consumer in
-            #expect(try await waitFor { consumer.position == 5 })
+        try await afterFiveEvents { consumerHost, transport in
             let restored = try host("producer")
             try await publish(restored, "old", count: 3)
             try await restored.database.write { db in try Outbox.startHistory(db) }  // as `logbook restore` does

@@ -27,10 +27,7 @@ public enum RecordsService {
         // (set before the routes: each write route keeps the check it was registered with)
         router.commitCheck = { db, context in
             guard let userId = context.principal?.userId else { return }
-            if try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deletedUser WHERE userId = ?)"), arguments: [userId])
-                == true
-            {
+            if try DeletedUsers.contains(db, userId: userId) {
                 throw ServiceError.unauthenticated("session expired or revoked: the account was deleted")
             }
         }
@@ -56,9 +53,7 @@ public enum RecordsService {
 
     /// Deletes every row a user owns, in every records table, and blanks their past events.
     public static func purge(_ db: Database, userId: String) throws {
-        try db.execute(
-            sql: "INSERT INTO deletedUser (userId, deletedAt) VALUES (?, ?) ON CONFLICT(userId) DO NOTHING",
-            arguments: [userId, Date().ms])
+        try DeletedUsers.remember(db, userId: userId, at: Date())
         for sql in Schema.userTables {
             try db.execute(sql: sql, arguments: [userId])
         }

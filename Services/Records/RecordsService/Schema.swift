@@ -6,6 +6,7 @@
 // Child rows reference (userId, id) of their parent, so a row can never point at another
 // user's parent.
 import GRDB
+import Storage
 
 enum Schema {
     static var migrator: DatabaseMigrator {
@@ -47,15 +48,7 @@ enum Schema {
         }
         // the users whose deletion was applied: a write of theirs already under way (its
         // session resolved before the deletion) is refused when it commits
-        migrator.registerMigration("records.v6.deleted-users") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE deletedUser (
-                        userId TEXT PRIMARY KEY NOT NULL,
-                        deletedAt INTEGER NOT NULL
-                    ) WITHOUT ROWID;
-                    """)
-        }
+        migrator.registerMigration("records.v6.deleted-users") { db in try db.execute(sql: DeletedUsers.table) }
         return migrator
     }
 

@@ -160,15 +160,10 @@ enum Ledger {
         }
         try Idempotency.purge(db, principal: userId)
         try Outbox.redact(db, userId: userId)
-        try db.execute(
-            sql: "INSERT INTO deletedUser (userId, deletedAt) VALUES (?, ?) ON CONFLICT(userId) DO NOTHING",
-            arguments: [userId, at.timeIntervalSince1970])
+        try DeletedUsers.remember(db, userId: userId, at: at)
     }
 
-    static func isDeleted(_ db: Database, userId: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM deletedUser WHERE userId = ?)", arguments: [userId])
-            ?? false
-    }
+    static func isDeleted(_ db: Database, userId: String) throws -> Bool { try DeletedUsers.contains(db, userId: userId) }
 
     private static func append(
         _ db: Database, id: String, userId: String, kind: LedgerKind, amountCents: Int64, durationMs: Int64?,

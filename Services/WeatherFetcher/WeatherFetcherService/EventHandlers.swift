@@ -32,7 +32,7 @@ struct EventHandlers: Sendable {
                 return
             }
             // (the user's deletion came first on auth's stream: nothing of theirs is kept)
-            if try Jobs.isDeleted(db, userId: userId) { return }
+            if try DeletedUsers.contains(db, userId: userId) { return }
             // An update that changes neither place, time nor water keeps the conditions we have,
             // but a catch never seen (its creation predates this service) gets a job now.
             if !changed, try Jobs.exists(db, catchId: fish.id) { return }

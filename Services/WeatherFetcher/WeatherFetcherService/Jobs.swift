@@ -114,13 +114,7 @@ enum Jobs {
             // from auth's, so a catch event of theirs may come after the purge, and would
             // queue a fetch and publish their place and hour under their id again. Auth's
             // stream is read again from the start (as in v3) to fill it from past deletions.
-            try db.execute(
-                sql: """
-                    CREATE TABLE deletedUser (
-                        userId TEXT PRIMARY KEY NOT NULL,
-                        deletedAt DOUBLE NOT NULL
-                    ) WITHOUT ROWID;
-                    """)
+            try db.execute(sql: DeletedUsers.table)
             if try db.tableExists("eventCheckpoint") {
                 try db.execute(sql: "DELETE FROM eventCheckpoint WHERE producer = 'auth'")
             }
@@ -128,12 +122,6 @@ enum Jobs {
         return migrator
     }()
 
-    /// Whether `user.deleted` was applied for this user.
-    static func isDeleted(_ db: Database, userId: String) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM deletedUser WHERE userId = ?)"), arguments: [userId])
-            ?? false
-    }
 
     // MARK: Writes from the records consumer (inside its checkpointed transaction)
 
@@ -198,9 +186,7 @@ enum Jobs {
     /// published for their catches (where and when they fished, under their id) are blanked,
     /// as every producer blanks them (`Outbox.redact`, docs/protocol.md "Events").
     static func purge(_ db: Database, userId: String, at: Date) throws {
-        try db.execute(
-            sql: "INSERT INTO deletedUser (userId, deletedAt) VALUES (?, ?) ON CONFLICT(userId) DO NOTHING",
-            arguments: [userId, at.timeIntervalSince1970])
+        try DeletedUsers.remember(db, userId: userId, at: at)
         try db.execute(sql: "DELETE FROM fetchJob WHERE userId = ?", arguments: [userId])
         try Idempotency.purge(db, principal: userId)
         try Outbox.redact(db, userId: userId)
