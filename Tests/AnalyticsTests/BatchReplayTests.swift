@@ -115,11 +115,19 @@ import Wire
                 ("vehicle", "SELECT * FROM vehicle"), ("fill", "SELECT * FROM fill"),
                 ("fuelSpend", "SELECT * FROM fuelSpend"), ("fishCatch", "SELECT * FROM fishCatch"),
                 ("catchConditions", "SELECT * FROM catchConditions"),
-                ("catchTally", "SELECT userId, species, water, bait, hex(counts) FROM catchTally"),
             ]
             for (table, sql) in queries {
                 tables[table] = try Row.fetchAll(db, sql: sql).map(\.description).sorted()
             }
+            // each row's counts by dimension and bucket text: the ids (tallyBucket) are given
+            // in the order buckets were first counted, which differs between two databases
+            tables["catchTally"] = try Row.fetchAll(
+                db, sql: "SELECT userId, species, water, bait, counts FROM catchTally"
+            ).map { row in
+                let counts = try TallyCounts.named(db, row[4]).map { "\($0.code)|\($0.bucket)=\($0.n)" }.sorted()
+                return "\(row[0] as String)|\(row[1] as String)|\(row[2] as String)|\(row[3] as String): "
+                    + counts.joined(separator: ",")
+            }.sorted()
             tables["catchCounts"] = try tallyCounts(db).map(\.description).sorted()
             return tables
         }

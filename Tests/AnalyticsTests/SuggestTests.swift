@@ -342,7 +342,7 @@ extension JSONValue {
                 let body = SuggestRequest(species: species, water: water)
                 let (mine, theirs) = try await h.service.host.database.read { db in
                     (
-                        try SuggestQueries.suggest(db, userId: "alice", body: body),
+                        try SuggestQueries.suggest(db, userId: "alice", body: body, buckets: TallyBuckets()),
                         try referenceSuggest(db, userId: "alice", body: body)
                     )
                 }
@@ -376,7 +376,7 @@ extension JSONValue {
         for row in rows {
             let bait: String = row[0]
             let data: Data = row[1]
-            for entry in try TallyCounts.decode(data) where Int(entry.code) < TallyCounts.dimensionKeys.count {
+            for entry in try TallyCounts.named(db, data) where Int(entry.code) < TallyCounts.dimensionKeys.count {
                 counts[TallyCounts.dimensionKeys[Int(entry.code)], default: [:]][entry.bucket, default: [:]][
                     bait, default: 0] += entry.n
             }

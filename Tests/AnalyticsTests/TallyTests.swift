@@ -1,9 +1,11 @@
 // The catch counters' stored form (Services/Analytics/AnalyticsService/Tally.swift): one
-// row per user, species, water and bait, its counts in one BLOB. Held here: the bytes
-// round-trip and are the same however the counts were reached, a merge is the arithmetic
-// of the counts, damaged bytes are an error (never a wrong answer), the counters always
-// equal a recount of the stored catches and answers, and a database with the earlier
-// one-count rows keeps every count and suggestion through the upgrade.
+// row per user, species, water and bait, its counts in one BLOB, each bucket by its id in
+// `tallyBucket`. Held here: the bytes round-trip and are the same however the counts were
+// reached, a merge is the arithmetic of the counts, damaged bytes are an error (never a
+// wrong answer), the counters always equal a recount of the stored catches and answers, a
+// bucket first counted after a process read the names is named, and a database with the
+// earlier one-count rows or with bucket texts in the rows keeps every count and suggestion
+// through the upgrade.
 import Foundation
 import GRDB
 import Testing
@@ -34,7 +36,7 @@ func tallyCounts(_ db: Database) throws -> [TallyCount] {
     var out: [TallyCount] = []
     for row in try Row.fetchAll(db, sql: "SELECT userId, species, water, bait, counts FROM catchTally") {
         let data: Data = row[4]
-        for entry in try TallyCounts.decode(data) {
+        for entry in try TallyCounts.named(db, data) {
             out.append(
                 TallyCount(
                     userId: row[0], species: row[1], water: row[2], dimension: TallyCounts.dimensionKeys[Int(entry.code)],
@@ -91,21 +93,18 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
 @Suite struct TallyTests {
     typealias Entry = TallyCounts.Entry
 
-    static let buckets = ["", "a", "ab", "b", "10 to 15 °C", "5 to 10 °C", "3 Bft", "ö", "z", "pending", "ready"]
-
-    /// Random entries, each code and bucket at most once, counts from 1 to beyond one byte.
+    /// Random entries, each bucket at most once, ids and counts from 1 to beyond one byte.
     func entries(_ random: inout SplitMix) -> [Entry] {
-        var seen: [String: Entry] = [:]
+        var seen: [Int: Entry] = [:]
         for _ in 0..<random.next(below: 25) {
-            let code = UInt8(random.next(below: TallyCounts.dimensionKeys.count))
-            let bucket = Self.buckets[random.next(below: Self.buckets.count)]
-            seen["\(code)|\(bucket)"] = Entry(code: code, bucket: bucket, n: 1 + random.next(below: [3, 200, 70_000][random.next(below: 3)]))
+            let bucket = [0, 1, 2, 3, 5, 127, 128, 300, 70_000][random.next(below: 9)] + random.next(below: 3)
+            seen[bucket] = Entry(bucket: bucket, n: 1 + random.next(below: [3, 200, 70_000][random.next(below: 3)]))
         }
         return Array(seen.values)
     }
 
-    func counts(_ entries: [Entry]) -> [String: Int] {
-        Dictionary(entries.map { ("\($0.code)|\($0.bucket)", $0.n) }, uniquingKeysWith: +)
+    func counts(_ entries: [Entry]) -> [Int: Int] {
+        Dictionary(entries.map { ($0.bucket, $0.n) }, uniquingKeysWith: +)
     }
 
     @Test func bytesRoundTripAndDoNotDependOnOrder() throws {
@@ -117,16 +116,15 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
             #expect(counts(back) == counts(list))
             #expect(try TallyCounts.encode(list.reversed()) == bytes)
             #expect(try TallyCounts.encode(list.sorted { $0.n < $1.n }) == bytes)
-            // decoded in the stored order: code, then the bucket's bytes
-            for (a, b) in zip(back, back.dropFirst()) {
-                #expect(a.code < b.code || (a.code == b.code && TallyCounts.compare(Array(a.bucket.utf8), Array(b.bucket.utf8)) < 0))
-            }
+            // decoded in the stored order: by bucket id
+            for (a, b) in zip(back, back.dropFirst()) { #expect(a.bucket < b.bucket) }
         }
         #expect(try TallyCounts.encode([]) == [])
-        #expect(try TallyCounts.encode([Entry(code: 1, bucket: "x", n: 0)]) == [])
-        #expect(throws: DatabaseError.self) { try TallyCounts.encode([Entry(code: 1, bucket: "x", n: -1)]) }
+        #expect(try TallyCounts.encode([Entry(bucket: 1, n: 0)]) == [])
+        #expect(throws: DatabaseError.self) { try TallyCounts.encode([Entry(bucket: 1, n: -1)]) }
+        #expect(throws: DatabaseError.self) { try TallyCounts.encode([Entry(bucket: -1, n: 1)]) }
         #expect(throws: DatabaseError.self) {
-            try TallyCounts.encode([Entry(code: 1, bucket: "x", n: 1), Entry(code: 1, bucket: "x", n: 2)])
+            try TallyCounts.encode([Entry(bucket: 1, n: 1), Entry(bucket: 1, n: 2)])
         }
     }
 
@@ -137,27 +135,22 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
         for _ in 0..<400 {
             let stored = entries(&random)
             var expected = counts(stored)
-            var changes: [Entry] = []
+            var changes: [TallyCounts.Change] = []
             var below = false
             for change in entries(&random) {
-                let key = "\(change.code)|\(change.bucket)"
-                let have = expected[key] ?? 0
+                let have = expected[change.bucket] ?? 0
                 // take some out: sometimes all of it, sometimes from a bucket not there
                 let delta = random.next(below: 2) == 0 ? change.n : -[have, max(1, have / 2), change.n][random.next(below: 3)]
                 if delta == 0 { continue }
-                changes.append(Entry(code: change.code, bucket: change.bucket, n: delta))
+                changes.append(TallyCounts.Change(bucket: change.bucket, delta: delta))
                 if have == 0 && delta < 0 { continue }
                 if have + delta < 0 { below = true }
-                expected[key] = have + delta == 0 ? nil : have + delta
+                expected[change.bucket] = have + delta == 0 ? nil : have + delta
             }
-            changes.sort { $0.code != $1.code ? $0.code < $1.code : TallyCounts.compare(Array($0.bucket.utf8), Array($1.bucket.utf8)) < 0 }
+            changes.sort { $0.bucket < $1.bucket }
             var out: [UInt8] = []
             let bytes = try TallyCounts.encode(stored)
-            let merge = {
-                try bytes.withUnsafeBytes { stored in
-                    try withChanges(changes) { try TallyCounts.merge(stored, $0, into: &out) }
-                }
-            }
+            let merge = { try bytes.withUnsafeBytes { stored in try TallyCounts.merge(stored, changes, into: &out) } }
             if below {
                 #expect(throws: DatabaseError.self) { try merge() }
             } else {
@@ -165,28 +158,9 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
                 #expect(counts(try TallyCounts.decode(Data(out))) == expected)
                 // the same bytes as encoding the result
                 #expect(out == (try TallyCounts.encode(try TallyCounts.decode(Data(out)))))
-                #expect(try TallyCounts.encode(expected.map { key, n in
-                    let parts = key.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
-                    return Entry(code: UInt8(parts[0])!, bucket: String(parts[1]), n: n)
-                }) == out)
+                #expect(try TallyCounts.encode(expected.map { Entry(bucket: $0, n: $1) }) == out)
             }
         }
-    }
-
-    func withChanges<T>(_ changes: [Entry], _ body: ([TallyCounts.Change]) throws -> T) rethrows -> T {
-        let held = changes.map { Array($0.bucket.utf8) }
-        let buffers = held.map { bytes -> UnsafeMutableRawBufferPointer in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
-            buffer.copyBytes(from: bytes)
-            return buffer
-        }
-        defer { buffers.forEach { $0.deallocate() } }
-        return try body(
-            zip(changes, zip(buffers, held)).map { change, buffer in
-                TallyCounts.Change(
-                    code: change.code, bucket: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer.0)[0..<buffer.1.count]),
-                    delta: change.n)
-            })
     }
 
     /// `tally_merge` merges only changes the projection binds as a pointer: from SQL (a
@@ -194,7 +168,7 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
     /// a count taken below zero fails the UPDATE with the merge's own error.
     @Test func tallyMergeTakesOnlyTheProjectionsPointer() async throws {
         let h = try Harness()
-        let stored = try TallyCounts.encode([Entry(code: 0, bucket: "ready", n: 2)])
+        let stored = try TallyCounts.encode([Entry(bucket: 7, n: 2)])
         try await h.service.host.database.write { db in
             try db.execute(
                 sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES ('u', 's', 'fresh', 'b', ?)",
@@ -208,14 +182,12 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
             }
             let update = try Bound(db, "UPDATE catchTally SET counts = tally_merge(counts, ?) WHERE userId = 'u'")
             func merge(_ delta: Int) throws -> TallyCounts.MergeRequest {
-                try withChanges([Entry(code: 0, bucket: "ready", n: delta)]) { changes in
-                    try TallyCounts.runMerge(update, parameter: 1, changes)
-                }
+                try TallyCounts.runMerge(update, parameter: 1, [TallyCounts.Change(bucket: 7, delta: delta)])
             }
             let added = try merge(3)
             #expect(added.merged == 1 && !added.empty)
             let counts = try Data.fetchOne(db, sql: "SELECT counts FROM catchTally")
-            #expect(try counts.map(TallyCounts.decode) == [Entry(code: 0, bucket: "ready", n: 5)])
+            #expect(try counts.map(TallyCounts.decode) == [Entry(bucket: 7, n: 5)])
             let error = #expect(throws: DatabaseError.self) { try merge(-6) }
             #expect(error?.resultCode == .SQLITE_CONSTRAINT)
             let emptied = try merge(-5)
@@ -224,17 +196,56 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
     }
 
     @Test func damagedBytesAreAnErrorNotAnAnswer() throws {
-        let good = try TallyCounts.encode([Entry(code: 0, bucket: "ready", n: 300), Entry(code: 2, bucket: "high", n: 1)])
+        let good = try TallyCounts.encode([Entry(bucket: 3, n: 300), Entry(bucket: 200, n: 1)])
         #expect(try TallyCounts.decode(Data(good)).count == 2)
-        // cut anywhere but between the two entries (code, length, "ready", 300 in two bytes)
-        let between = 1 + 1 + 5 + 2
+        // cut anywhere but between the two entries (id 3, then 300 in two bytes)
+        let between = 1 + 2
         for cut in 1..<good.count where cut != between {
             #expect(throws: DatabaseError.self) { try TallyCounts.decode(Data(good.prefix(cut))) }
         }
-        // a zero count, a bucket longer than the bytes, a number that never ends
-        for bad: [UInt8] in [[0, 1, 0x61, 0], [0, 9, 0x61, 1], [0, 1, 0x61] + Array(repeating: 0xff, count: 12)] {
+        // a zero count, a number that never ends, ids out of order or twice
+        for bad: [UInt8] in [[3, 0], [3] + Array(repeating: 0xff, count: 12), [5, 1, 3, 1], [5, 1, 5, 2]] {
             #expect(throws: DatabaseError.self) { try TallyCounts.decode(Data(bad)) }
+            var out: [UInt8] = []
+            #expect(throws: DatabaseError.self) {
+                try bad.withUnsafeBytes { try TallyCounts.merge($0, [TallyCounts.Change(bucket: 9, delta: 1)], into: &out) }
+            }
         }
+    }
+
+    /// A row naming a bucket id `tallyBucket` lacks is an error, not a suggestion without it.
+    @Test func aBucketWithoutANameIsAnError() async throws {
+        let h = try Harness()
+        try await h.feed("catch.created", fish("c1", species: "Pike", bait: "worm"))
+        try await h.weather("conditions.ready", ready("c1", temperature: "5 to 10 °C", pressure: "1000 to 1010 hPa"))
+        #expect(try await h.suggest()["ready"] == 1)
+        try await h.service.host.database.write { db in
+            try db.execute(sql: "UPDATE catchTally SET counts = ?", arguments: [Data(try TallyCounts.encode([Entry(bucket: 999, n: 1)]))])
+        }
+        let error = try await h.failure("analytics.suggest")
+        #expect(error.code == .internal)
+    }
+
+    /// The names a service has read serve its later suggestions; a bucket first counted after
+    /// them (a new band from the weather-fetcher) is named too, as is one another process gave.
+    @Test func aBucketCountedAfterTheNamesWereReadIsNamed() async throws {
+        let h = try Harness()
+        try await h.feed("catch.created", fish("c1", species: "Pike", bait: "worm"))
+        try await h.weather("conditions.ready", ready("c1", temperature: "5 to 10 °C", pressure: "1000 to 1010 hPa"))
+        let first = try await h.suggest()
+        #expect(first.condition("temperatureBand")?["buckets"]?.arrayValue?.compactMap { $0["bucket"]?.stringValue } == ["5 to 10 °C"])
+        try await h.feed("catch.created", fish("c2", species: "Pike", bait: "fly"))
+        try await h.weather("conditions.ready", ready("c2", temperature: "40 to 45 °C", pressure: "1000 to 1010 hPa"))
+        let second = try await h.suggest()
+        #expect(
+            second.condition("temperatureBand")?["buckets"]?.arrayValue?.compactMap { $0["bucket"]?.stringValue }.sorted()
+                == ["40 to 45 °C", "5 to 10 °C"])
+        // each dimension's bucket once in tallyBucket, however many rows count it
+        let buckets = try await h.read { db in
+            try Row.fetchAll(db, sql: "SELECT code, name FROM tallyBucket").map { "\($0[0] as Int)|\($0[1] as String)" }
+        }
+        #expect(Set(buckets).count == buckets.count)
+        #expect(buckets.contains("1|40 to 45 °C"))
     }
 
     /// Every dimension the projection counts has its code, and the codes are the stored
@@ -313,6 +324,15 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
             "userId", "species", "water", "bait", "counts",
         ])
         #expect(try await upgraded.read { db in try tallyCounts(db) } == counts)
+        // through the bucket texts in every row ("analytics.tallyRows") to ids ("analytics.tallyBucketIds")
+        let (tables, buckets) = try await upgraded.read { db in
+            (
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"),
+                try Row.fetchAll(db, sql: "SELECT code, name FROM tallyBucket").map { "\($0[0] as Int)|\($0[1] as String)" }
+            )
+        }
+        #expect(!tables.contains("catchTallyText") && !tables.contains("catchTallyCounts"))
+        #expect(Set(buckets).count == buckets.count && buckets.count > 10)
         func expectSameSuggestions() async throws {
             for user in ["alice", "bob", "carol", "dave"] {
                 for body: JSONValue in [

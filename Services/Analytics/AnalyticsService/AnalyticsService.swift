@@ -279,8 +279,11 @@ public struct AnalyticsService: Sendable {
             let at = now()
             return try await database.read { db in try TimeQueries.summary(db, userId: context.userId, now: at) }
         }
+        let buckets = TallyBuckets()
         router.read(SuggestMethods.suggest) { body, context in
-            try database.pointRead { db in try SuggestQueries.suggest(db, userId: context.userId, body: body) }
+            try database.pointRead { db in
+                try SuggestQueries.suggest(db, userId: context.userId, body: body, buckets: buckets)
+            }
         }
         return router
     }

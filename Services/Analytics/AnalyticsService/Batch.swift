@@ -62,6 +62,8 @@ final class ProjectionBatch {
     private var counted: [Counted] = []
     /// The bytes of the row being written.
     private var scratch: [UInt8] = []
+    /// The ids of the buckets this batch has looked up, by `countKey`.
+    private var bucketIds: [UInt64: Int] = [:]
     /// The numbers of this batch's tally key texts.
     private var numbers: [String: UInt32] = [:]
     /// The texts by number, as UTF-8 held in place for the whole batch, so that a tally row
@@ -251,13 +253,6 @@ final class ProjectionBatch {
             grouped[next[Int(change.row)]] = change
             next[Int(change.row)] += 1
         }
-        // each text's place in byte order, so a row's changes sort as its stored entries do
-        let order = texts.indices.sorted {
-            TallyCounts.compare(UnsafeRawBufferPointer(texts[$0]), UnsafeRawBufferPointer(texts[$1])) < 0
-        }
-        var rank = [UInt32](repeating: 0, count: texts.count)
-        for (place, number) in order.enumerated() { rank[number] = UInt32(place) }
-
         let insert = try statement(
             db, "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES (?, ?, ?, ?, ?)")
         let update = try statement(
@@ -269,31 +264,34 @@ final class ProjectionBatch {
         let delete = try statement(
             db, "DELETE FROM catchTally WHERE userId = ? AND species = ? AND water = ? AND bait = ?")
         var changes: [TallyCounts.Change] = []
-        var ordered: [(order: UInt64, delta: Int32, bucket: Int)] = []
+        var ordered: [(bucket: Int, delta: Int32)] = []
+        // each count's bucket id by dimension code and text number (-1: not looked up yet),
+        // in a local array: a lookup per count change
+        precondition(counted.allSatisfy { Int($0.key >> 32) < TallyCounts.dimensionKeys.count })
+        var ids = [Int32](repeating: -1, count: TallyCounts.dimensionKeys.count * texts.count)
         // in key order: a user's rows are next to each other in catchTally's b-tree
         for r in rows.indices.sorted(by: { rows[$0] < rows[$1] }) {
             let row = rows[r]
-            // the row's changes as the entries are sorted, each count's summed
+            // the row's changes as the entries are sorted (by bucket id), each count's summed
             ordered.removeAll(keepingCapacity: true)
             for change in grouped[start[r]..<start[r + 1]] {
-                let code = UInt8(truncatingIfNeeded: change.key >> 32), bucket = Int(change.key & 0xffff_ffff)
-                ordered.append((UInt64(code) << 32 | UInt64(rank[bucket]), change.delta, bucket))
+                let code = Int(change.key >> 32), text = Int(change.key & 0xffff_ffff)
+                let slot = code * texts.count + text
+                if ids[slot] < 0 { ids[slot] = Int32(try bucketId(db, code: code, text: text)) }
+                ordered.append((Int(ids[slot]), change.delta))
             }
-            ordered.sort { $0.order < $1.order }
+            ordered.sort { $0.bucket < $1.bucket }
             changes.removeAll(keepingCapacity: true)
             var i = 0
             while i < ordered.count {
-                let first = ordered[i]
+                let bucket = ordered[i].bucket
                 var delta = 0
-                while i < ordered.count, ordered[i].order == first.order {
+                while i < ordered.count, ordered[i].bucket == bucket {
                     delta += Int(ordered[i].delta)
                     i += 1
                 }
                 if delta == 0 { continue }
-                changes.append(
-                    TallyCounts.Change(
-                        code: UInt8(truncatingIfNeeded: first.order >> 32),
-                        bucket: UnsafeRawBufferPointer(texts[first.bucket]), delta: delta, order: first.order))
+                changes.append(TallyCounts.Change(bucket: bucket, delta: delta))
             }
             if changes.isEmpty { continue }
             // the stored row merged in place (Tally.swift, "Merged in place")
@@ -319,6 +317,28 @@ final class ProjectionBatch {
                 try insert.run()
             }
         }
+    }
+
+    /// The id (`tallyBucket`) of the bucket `text` (a number in `texts`) of dimension `code`:
+    /// given the first time the bucket is counted, in this transaction, so every row that
+    /// names it commits with it. Looked up in the table once per batch and bucket.
+    private func bucketId(_ db: Database, code: Int, text: Int) throws -> Int {
+        let key = ProjectionBatch.countKey(UInt8(code), UInt32(text))
+        if let id = bucketIds[key] { return id }
+        let select = try statement(db, "SELECT id FROM tallyBucket WHERE code = ?1 AND name = ?2")
+        select.bind(1, code)
+        select.bind(2, static: texts[text])
+        var id = try select.first { $0.int(0) }
+        if id == nil {
+            let insert = try statement(db, "INSERT INTO tallyBucket (code, name) VALUES (?1, ?2)")
+            insert.bind(1, code)
+            insert.bind(2, static: texts[text])
+            try insert.run()
+            id = Int(db.lastInsertedRowID)
+        }
+        guard let id, id >= 0, id <= Int(Int32.max) else { throw TallyCounts.corrupt("a bucket id out of range") }
+        bucketIds[key] = id
+        return id
     }
 
     /// Writes everything gathered and starts empty.

@@ -262,12 +262,12 @@ enum Schema {
                     WHERE n > 0 AND water <> '' ORDER BY userId, species, water, bait
                     """)
             var key: [String]? = nil
-            var entries: [TallyCounts.Entry] = []
+            var entries: [TallyText.Entry] = []
             func write() throws {
                 guard let key, !entries.isEmpty else { return }
                 try db.execute(
                     sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [key[0], key[1], key[2], key[3], Data(try TallyCounts.encode(entries))])
+                    arguments: [key[0], key[1], key[2], key[3], Data(try TallyText.encode(entries))])
             }
             while let row = try rows.next() {
                 let rowKey: [String] = [row[0], row[1], row[2], row[3]]
@@ -279,7 +279,7 @@ enum Schema {
                 // only the dimensions the projection writes (and suggestions read) have a code
                 let dimension: String = row[4]
                 guard let code = TallyCounts.dimensionKeys.firstIndex(of: dimension) else { continue }
-                entries.append(TallyCounts.Entry(code: UInt8(code), bucket: row[5], n: row[6]))
+                entries.append(TallyText.Entry(code: UInt8(code), bucket: Array((row[5] as String).utf8), n: row[6]))
             }
             try write()
             try db.execute(sql: "DROP TABLE catchTallyCounts")
@@ -312,6 +312,54 @@ enum Schema {
         migrator.registerMigration("analytics.deletedUser") { db in
             try db.execute(sql: "CREATE TABLE deletedUser (userId TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID")
         }
+        // A bucket in catchTally's counts is its id in `tallyBucket` (its dimension code and
+        // text, held once), not its text in every row that counts it: every bait's row of a
+        // user repeats nearly the same forty-odd bucket texts, three quarters of the rows'
+        // bytes (Tally.swift; docs/performance.md, "Buckets by number"). Every row is
+        // converted, so suggestions stay as they were without a rebuild. Ids are never
+        // reused: nothing deletes a bucket. The one table without `userId`: a bucket is the
+        // weather-fetcher's label or a catch's status, nobody's own data.
+        migrator.registerMigration("analytics.tallyBucketIds") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE tallyBucket (
+                        id INTEGER PRIMARY KEY,
+                        code INTEGER NOT NULL,
+                        name TEXT NOT NULL,
+                        UNIQUE (code, name)
+                    );
+                    ALTER TABLE catchTally RENAME TO catchTallyText;
+                    CREATE TABLE catchTally (
+                        userId TEXT NOT NULL,
+                        species TEXT NOT NULL,
+                        water TEXT NOT NULL,
+                        bait TEXT NOT NULL,
+                        counts BLOB NOT NULL,
+                        PRIMARY KEY (userId, species, water, bait)
+                    ) WITHOUT ROWID;
+                    """)
+            var ids: [TallyText.Bucket: Int] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT userId, species, water, bait, counts FROM catchTallyText")
+            while let row = try rows.next() {
+                let text: Data = row[4]
+                var entries: [TallyCounts.Entry] = []
+                for entry in try TallyText.decode(text) {
+                    let bucket = TallyText.Bucket(code: entry.code, text: entry.bucket)
+                    if ids[bucket] == nil {
+                        try db.execute(
+                            sql: "INSERT INTO tallyBucket (code, name) VALUES (?, ?)",
+                            arguments: [Int(entry.code), String(decoding: entry.bucket, as: UTF8.self)])
+                        ids[bucket] = Int(db.lastInsertedRowID)
+                    }
+                    entries.append(TallyCounts.Entry(bucket: ids[bucket]!, n: entry.n))
+                }
+                guard !entries.isEmpty else { continue }
+                try db.execute(
+                    sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [row[0], row[1], row[2], row[3], Data(try TallyCounts.encode(entries))])
+            }
+            try db.execute(sql: "DROP TABLE catchTallyText")
+        }
         return migrator
     }
 
@@ -335,4 +383,61 @@ enum Schema {
         "DELETE FROM catchTallyStale WHERE userId = ?",
         "DELETE FROM userZone WHERE userId = ?",
     ]
+}
+
+/// catchTally's counts as "analytics.tallyRows" wrote them, before "analytics.tallyBucketIds":
+/// entries sorted by dimension code, then by the bucket's UTF-8 bytes (shorter first when one
+/// is a prefix of the other), no zero counts; each entry is
+///     dimension code (1 byte, a position in `TallyCounts.dimensionKeys`)
+///     bucket length in bytes (unsigned LEB128), the bucket's UTF-8 bytes
+///     count (unsigned LEB128, at least 1)
+/// Kept for those two migrations only: each writes and reads the format of its time.
+enum TallyText {
+    struct Entry: Equatable {
+        var code: UInt8
+        var bucket: [UInt8]
+        var n: Int
+    }
+
+    struct Bucket: Hashable {
+        var code: UInt8
+        var text: [UInt8]
+    }
+
+    static func encode(_ entries: [Entry]) throws -> [UInt8] {
+        let sorted = entries.filter { $0.n != 0 }.sorted { a, b in
+            a.code != b.code ? a.code < b.code : TallyCounts.compare(a.bucket, b.bucket) < 0
+        }
+        var out: [UInt8] = []
+        for (i, entry) in sorted.enumerated() {
+            guard entry.n > 0 else { throw TallyCounts.corrupt("a negative count") }
+            if i > 0, sorted[i - 1].code == entry.code, sorted[i - 1].bucket == entry.bucket {
+                throw TallyCounts.corrupt("a bucket twice")
+            }
+            out.append(entry.code)
+            TallyCounts.appendVarint(entry.bucket.count, to: &out)
+            out.append(contentsOf: entry.bucket)
+            TallyCounts.appendVarint(entry.n, to: &out)
+        }
+        return out
+    }
+
+    static func decode(_ data: Data) throws -> [Entry] {
+        try data.withUnsafeBytes { bytes in
+            var offset = 0
+            var entries: [Entry] = []
+            while offset < bytes.count {
+                let code = bytes[offset]
+                offset += 1
+                let length = try TallyCounts.varint(bytes, at: &offset)
+                guard length <= bytes.count - offset else { throw TallyCounts.corrupt("bucket past the end") }
+                let bucket = Array(bytes[offset..<(offset + length)])
+                offset += length
+                let n = try TallyCounts.varint(bytes, at: &offset)
+                guard n > 0 else { throw TallyCounts.corrupt("a zero count") }
+                entries.append(Entry(code: code, bucket: bucket, n: n))
+            }
+            return entries
+        }
+    }
 }

@@ -410,7 +410,10 @@ enum SuggestQueries {
         return Milli(thousandths: Int64(clamping: negative ? -Int128(thousandths) : Int128(thousandths)))
     }
 
-    static func suggest(_ db: Database, userId: String, body: SuggestRequest) throws -> Suggestions {
+    /// `buckets`: the names of the bucket ids this process has read (one per service).
+    static func suggest(_ db: Database, userId: String, body: SuggestRequest, buckets: TallyBuckets) throws
+        -> Suggestions
+    {
         let species = body.species.map(CatchProjection.key)
         if let text = body.species, text.trimmingWhitespace.isEmpty {
             throw ServiceError.invalid("species", "must not be empty when given")
@@ -452,7 +455,7 @@ enum SuggestQueries {
         for (place, bait) in byName.enumerated() { rank[bait] = place }
         let baitNames = byName.map { gathered[$0] }  // (a constant: the functions below capture it without a box)
         let tallies = try TallyCounts.merged(
-            stored, rows: rowRanges, baits: rowBaits.map { rank[$0] }, baitCount: baitNames.count)
+            stored, rows: rowRanges, baits: rowBaits.map { rank[$0] }, baitCount: baitNames.count, names: buckets, db)
         let statuses = tallies.buckets(of: TallyCounts.statusCode)
 
         func total(_ status: String) -> Int {

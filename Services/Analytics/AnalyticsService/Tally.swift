@@ -9,17 +9,22 @@
 // labels (open text: bands, "3 Bft", tide phases), so fixed columns would need a migration
 // whenever a label is added, and most would be zero in any one row.
 //
-// The format: entries one after the other, sorted by dimension code, then by the bucket's
-// UTF-8 bytes (shorter first when one is a prefix of the other), no zero counts; each
-// entry is
-//     dimension code (1 byte, a position in `dimensionKeys`)
-//     bucket length in bytes (unsigned LEB128), the bucket's UTF-8 bytes
+// A bucket is named in the counts by a number, its id in `tallyBucket` (Schema.swift
+// "analytics.tallyBucketIds"), which holds its dimension code and its text once for the
+// whole database: every bait's row of a user holds nearly the same forty-odd buckets, and
+// their texts were three quarters of a row's bytes (docs/performance.md, "Buckets by
+// number"). An id is given when a bucket is first counted, in that transaction, and never
+// changes or goes, so a process keeps the ids it has read (`TallyBuckets`).
+//
+// The format: entries one after the other, sorted by bucket id, no zero counts; each entry is
+//     the bucket's id (unsigned LEB128)
 //     count (unsigned LEB128, at least 1)
 // A row with no counts left is deleted. Sorted and without zeros, a row's bytes are the
-// same however its counts were reached (a batch or one event at a time).
+// same however its counts were reached (a batch or one event at a time) once the ids are given.
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 
 enum TallyCounts {
     /// The dimension codes: a code is its position here. Stored: append new dimensions,
@@ -30,10 +35,9 @@ enum TallyCounts {
     ]
     static let statusCode: UInt8 = 0
 
-    /// One count of a row, decoded.
+    /// One count of a row, decoded: its bucket's id and the count.
     struct Entry: Equatable {
-        var code: UInt8
-        var bucket: String
+        var bucket: Int
         var n: Int
     }
 
@@ -41,7 +45,7 @@ enum TallyCounts {
         DatabaseError(resultCode: .SQLITE_CORRUPT, message: "catchTally counts unreadable: \(detail)")
     }
 
-    /// Reads entries from stored bytes, in their order, as byte ranges (no copies).
+    /// Reads entries from stored bytes, in their order.
     struct Reader {
         let bytes: UnsafeRawBufferPointer
         var offset = 0
@@ -50,46 +54,46 @@ enum TallyCounts {
 
         var atEnd: Bool { offset >= bytes.count }
 
-        /// The next entry: its code, its bucket's bytes, its count and where it starts.
-        mutating func next() throws -> (code: UInt8, bucket: UnsafeRawBufferPointer, n: Int, start: Int) {
+        /// The next entry: its bucket id, its count and where it starts.
+        @inline(__always) mutating func next() throws -> (bucket: Int, n: Int, start: Int) {
             let start = offset
-            guard offset < bytes.count else { throw corrupt("an entry past the end") }
-            let code = bytes[offset]
-            offset += 1
-            let length = try varint()
-            guard length <= bytes.count - offset else { throw corrupt("bucket past the end") }
-            let bucket = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
-            offset += length
+            let bucket = try varint()
             let n = try varint()
             guard n > 0 else { throw corrupt("a zero count") }
-            return (code, bucket, n, start)
+            return (bucket, n, start)
         }
 
-        @inline(__always) private mutating func varint() throws -> Int {
-            // (nearly every length and count is below 128: one byte)
-            if offset < bytes.count, bytes[offset] < 0x80 {
-                offset += 1
-                return Int(bytes[offset - 1])
-            }
-            var value = 0
-            var shift = 0
-            while true {
-                guard offset < bytes.count, shift < 63 else { throw corrupt("a number past the end") }
-                let byte = bytes[offset]
-                offset += 1
-                value |= Int(byte & 0x7f) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
-            }
+        @inline(__always) private mutating func varint() throws -> Int { try TallyCounts.varint(bytes, at: &offset) }
+    }
+
+    /// The unsigned LEB128 number at `offset` of `bytes`; `offset` moves past it.
+    @inline(__always) static func varint(_ bytes: UnsafeRawBufferPointer, at offset: inout Int) throws -> Int {
+        // (nearly every id, count and length is below 128: one byte)
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            offset += 1
+            return Int(bytes[offset - 1])
+        }
+        var value = 0
+        var shift = 0
+        while true {
+            guard offset < bytes.count, shift < 63 else { throw corrupt("a number past the end") }
+            let byte = bytes[offset]
+            offset += 1
+            value |= Int(byte & 0x7f) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
         }
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [Entry] {
         var reader = Reader(bytes)
         var entries: [Entry] = []
+        var last = -1
         while !reader.atEnd {
             let entry = try reader.next()
-            entries.append(Entry(code: entry.code, bucket: String(decoding: entry.bucket, as: UTF8.self), n: entry.n))
+            guard entry.bucket > last else { throw corrupt("buckets out of order") }
+            last = entry.bucket
+            entries.append(Entry(bucket: entry.bucket, n: entry.n))
         }
         return entries
     }
@@ -98,8 +102,27 @@ enum TallyCounts {
         try data.withUnsafeBytes { try decode($0) }
     }
 
-    /// The buckets of several rows summed (`merged`), in the rows' order (by code, then
-    /// bytes): each bucket's code, text and total, and its counts by bait, `baitCount` of
+    /// One count of a row as its bucket's dimension code and text (`tallyBucket`), for
+    /// reading the counts whole (tests, conversions).
+    struct Named: Equatable {
+        var code: UInt8
+        var bucket: String
+        var n: Int
+    }
+
+    /// `data`'s counts named through `db`'s `tallyBucket`.
+    static func named(_ db: Database, _ data: Data) throws -> [Named] {
+        let names = try TallyBuckets.load(db)
+        return try decode(data).map { entry in
+            guard entry.bucket < names.count, let name = names[entry.bucket] else {
+                throw corrupt("bucket \(entry.bucket) has no name")
+            }
+            return Named(code: name.code, bucket: name.text, n: entry.n)
+        }
+    }
+
+    /// The buckets of several rows summed (`merged`), sorted by code, then by their text's
+    /// bytes: each bucket's code, text and total, and its counts by bait, `baitCount` of
     /// them per bucket one bucket after the other (one array, not one per bucket).
     struct Merged {
         var codes: [UInt8] = []
@@ -123,86 +146,83 @@ enum TallyCounts {
     }
 
     /// The buckets of several rows (each a range of `stored`, its bait an index below
-    /// `baitCount`), summed. Each row is merged into the buckets gathered so far with one
-    /// cursor, as two sorted lists are merged: a user's rows mostly hold the same buckets,
-    /// so an entry is nearly always the bucket at the cursor, one comparison, and each
-    /// bucket is read as text once, however many rows hold it. (Hashing every entry's text
-    /// into nested maps cost more than the rest of a suggestion; taking the smallest of
-    /// every row's next entry, as a k-way merge does, compared each bucket with every row
-    /// twice: docs/performance.md, "A suggestion's size".) The entries are most of what a
-    /// large answer adds, so each is counted in memory the merge owns (`Gathering`), without
-    /// an array's checks ("What grows with a suggestion").
-    static func merged(_ stored: [UInt8], rows: [Range<Int>], baits: [Int], baitCount: Int) throws -> Merged {
+    /// `baitCount`), summed, and named through `buckets` (which reads `db`'s `tallyBucket`
+    /// for an id it does not know yet). Each row is merged into the buckets gathered so far
+    /// with one cursor, as two sorted lists are merged: a user's rows mostly hold the same
+    /// buckets, so an entry is nearly always the bucket at the cursor, one comparison of
+    /// two ids. (Hashing every entry's text into nested maps cost more than the rest of a
+    /// suggestion; taking the smallest of every row's next entry, as a k-way merge does,
+    /// compared each bucket with every row twice: docs/performance.md, "A suggestion's
+    /// size".) The entries are most of what a large answer adds, so each is counted in
+    /// memory the merge owns (`Gathering`), without an array's checks ("What grows with a
+    /// suggestion").
+    static func merged(
+        _ stored: [UInt8], rows: [Range<Int>], baits: [Int], baitCount: Int, names buckets: TallyBuckets,
+        _ db: Database
+    ) throws -> Merged {
         try stored.withUnsafeBytes { all in
             var gathering = Gathering(baitCount: baitCount)
             for (row, range) in rows.enumerated() {
                 let bait = baits[row]
                 var reader = Reader(UnsafeRawBufferPointer(rebasing: all[range]))
-                var at = 0  // (in sorted order) every bucket before this sorts before the row's next entry
+                var at = 0  // (in id order) every bucket before this has a smaller id than the row's next entry
                 while !reader.atEnd {
                     let entry = try reader.next()
                     var slot = -1
                     while at < gathering.count {
                         let candidate = Int(gathering.order[at])
-                        let code = gathering.codes[candidate]
-                        if code == entry.code, same(gathering.keys[candidate], entry.bucket) {
+                        let id = gathering.ids[candidate]
+                        if id == entry.bucket {
                             slot = candidate
                             break
                         }
-                        let order =
-                            code != entry.code
-                            ? Int(code) - Int(entry.code) : compare(gathering.keys[candidate], entry.bucket)
-                        if order > 0 { break }
+                        if id > entry.bucket { break }
                         at += 1
                     }
-                    if slot < 0 { slot = gathering.add(entry.code, entry.bucket, at: at) }
+                    if slot < 0 { slot = gathering.add(entry.bucket, at: at) }
                     gathering.totals[slot] += entry.n
                     gathering.perBait[slot * baitCount + bait] += entry.n
                     at += 1
                 }
             }
-            return gathering.merged()
+            return try gathering.merged(names: buckets.names(db, for: gathering.allIds))
         }
     }
 
     /// The buckets a merge has gathered: each in a slot (in the order first seen), with its
-    /// code, its bytes (in the rows' bytes), its total and its counts by bait; `order` lists
-    /// the slots sorted as the entries are. Grown by doubling.
+    /// id, its total and its counts by bait; `order` lists the slots sorted by id. Grown by
+    /// doubling.
     private struct Gathering: ~Copyable {
         let baitCount: Int
         var count = 0
         var capacity = 64  // (about every bucket of a user's catches: the weather-fetcher's bands)
         var order: UnsafeMutablePointer<Int32>
-        var codes: UnsafeMutablePointer<UInt8>
-        var keys: UnsafeMutablePointer<UnsafeRawBufferPointer>
+        var ids: UnsafeMutablePointer<Int>
         var totals: UnsafeMutablePointer<Int>
         var perBait: UnsafeMutablePointer<Int>
 
         init(baitCount: Int) {
             self.baitCount = baitCount
             order = .allocate(capacity: capacity)
-            codes = .allocate(capacity: capacity)
-            keys = .allocate(capacity: capacity)
+            ids = .allocate(capacity: capacity)
             totals = .allocate(capacity: capacity)
             perBait = .allocate(capacity: capacity * baitCount)
         }
 
         deinit {
             order.deallocate()
-            codes.deallocate()
-            keys.deallocate()
+            ids.deallocate()
             totals.deallocate()
             perBait.deallocate()
         }
 
-        /// A new bucket at place `at` of the sorted order, counted zero so far: its slot.
-        mutating func add(_ code: UInt8, _ key: UnsafeRawBufferPointer, at: Int) -> Int {
+        /// A new bucket at place `at` of the id order, counted zero so far: its slot.
+        mutating func add(_ id: Int, at: Int) -> Int {
             if count == capacity { grow() }
             let slot = count
             (order + at + 1).moveInitialize(from: order + at, count: count - at)  // (the regions overlap)
             order[at] = Int32(slot)
-            codes[slot] = code
-            keys[slot] = key
+            ids[slot] = id
             totals[slot] = 0
             (perBait + slot * baitCount).initialize(repeating: 0, count: baitCount)
             count += 1
@@ -218,26 +238,35 @@ enum TallyCounts {
             }
             let larger = capacity * 2
             order = moved(order, count, larger)
-            codes = moved(codes, count, larger)
-            keys = moved(keys, count, larger)
+            ids = moved(ids, count, larger)
             totals = moved(totals, count, larger)
             perBait = moved(perBait, count * baitCount, larger * baitCount)
             capacity = larger
         }
 
-        /// The buckets in sorted order.
-        func merged() -> Merged {
+        var allIds: UnsafeBufferPointer<Int> { UnsafeBufferPointer(start: ids, count: count) }
+
+        /// The buckets sorted by code and text (their `rank` among the names).
+        func merged(names: [TallyBuckets.Name?]) throws -> Merged {
             var merged = Merged(baitCount: baitCount)
             merged.codes.reserveCapacity(count)
             merged.names.reserveCapacity(count)
             merged.ascii.reserveCapacity(count)
             merged.totals.reserveCapacity(count)
             merged.perBait.reserveCapacity(count * baitCount)
-            for at in 0..<count {
-                let slot = Int(order[at])
-                merged.codes.append(codes[slot])
-                merged.names.append(String(decoding: keys[slot], as: UTF8.self))
-                merged.ascii.append(keys[slot].allSatisfy { $0 < 0x80 })
+            var slots: [(rank: Int, slot: Int)] = []
+            slots.reserveCapacity(count)
+            for slot in 0..<count {
+                let id = ids[slot]
+                guard id < names.count, let name = names[id] else { throw corrupt("bucket \(id) has no name") }
+                slots.append((name.rank, slot))
+            }
+            slots.sort { $0.rank < $1.rank }
+            for (_, slot) in slots {
+                let name = names[ids[slot]]!
+                merged.codes.append(name.code)
+                merged.names.append(name.text)
+                merged.ascii.append(name.ascii)
                 merged.totals.append(totals[slot])
                 merged.perBait.append(
                     contentsOf: UnsafeBufferPointer(start: perBait + slot * baitCount, count: baitCount))
@@ -246,54 +275,30 @@ enum TallyCounts {
         }
     }
 
-    /// The same bytes (most buckets are 8 to 16 bytes long: compared a word at a time).
-    @inline(__always) static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-        let count = a.count
-        guard count == b.count else { return false }
-        guard count > 0, let pa = a.baseAddress, let pb = b.baseAddress else { return true }
-        guard count >= 8 else { return memcmp(pa, pb, count) == 0 }
-        var at = 0
-        while count - at > 8 {
-            let wordA = pa.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-            if wordA != pb.loadUnaligned(fromByteOffset: at, as: UInt64.self) { return false }
-            at += 8
-        }
-        // the last word ends at the last byte (some of its bytes compared already)
-        return pa.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-            == pb.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-    }
-
-    /// The stored bytes of `entries` (any order; zero counts left out; a code and bucket
-    /// given twice is an error).
+    /// The stored bytes of `entries` (any order; zero counts left out; a bucket given twice
+    /// is an error).
     static func encode(_ entries: [Entry]) throws -> [UInt8] {
-        let sorted = entries.filter { $0.n != 0 }.sorted { a, b in
-            a.code != b.code ? a.code < b.code : compare(Array(a.bucket.utf8), Array(b.bucket.utf8)) < 0
-        }
+        let sorted = entries.filter { $0.n != 0 }.sorted { $0.bucket < $1.bucket }
         var out: [UInt8] = []
         for (i, entry) in sorted.enumerated() {
             guard entry.n > 0 else { throw corrupt("a negative count") }
-            if i > 0, sorted[i - 1].code == entry.code, sorted[i - 1].bucket.utf8.elementsEqual(entry.bucket.utf8) {
-                throw corrupt("a bucket twice")
-            }
-            var bucket = entry.bucket
-            bucket.withUTF8 { append(entry.code, UnsafeRawBufferPointer($0), entry.n, to: &out) }
+            guard entry.bucket >= 0 else { throw corrupt("a negative bucket id") }
+            if i > 0, sorted[i - 1].bucket == entry.bucket { throw corrupt("a bucket twice") }
+            append(entry.bucket, entry.n, to: &out)
         }
         return out
     }
 
-    /// A change to one count of a row: its code, its bucket's bytes, by how much (not 0).
+    /// A change to one count of a row: its bucket's id, by how much (not 0).
     struct Change {
-        var code: UInt8
-        var bucket: UnsafeRawBufferPointer
+        var bucket: Int
         var delta: Int
-        /// Where the caller sorts it (the merge reads only the fields above).
-        var order: UInt64 = 0
     }
 
-    /// `stored` (a row's bytes, possibly none) with `changes` (sorted as the entries are)
-    /// added, written to `out`. A count taken below zero is an error, as the one-count rows'
-    /// CHECK made it (the projection only takes out what it put in); taking from a bucket
-    /// the row does not hold changes nothing, as their UPDATE of no row did.
+    /// `stored` (a row's bytes, possibly none) with `changes` (sorted by bucket id) added,
+    /// written to `out`. A count taken below zero is an error, as the one-count rows' CHECK
+    /// made it (the projection only takes out what it put in); taking from a bucket the row
+    /// does not hold changes nothing, as their UPDATE of no row did.
     static func merge(_ stored: UnsafeRawBufferPointer, _ changes: [Change], into out: inout [UInt8]) throws {
         try changes.withUnsafeBufferPointer { try merge(stored, $0, into: &out) }
     }
@@ -307,35 +312,36 @@ enum TallyCounts {
         while entry != nil || i < changes.count {
             let order: Int
             if let e = entry, i < changes.count {
-                let change = changes[i]
-                order = e.code != change.code ? Int(e.code) - Int(change.code) : compare(e.bucket, change.bucket)
+                order = e.bucket - changes[i].bucket
             } else {
                 order = entry == nil ? 1 : -1
             }
             if order < 0, let e = entry {
                 // kept as it is
                 out.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[e.start..<reader.offset]))
-                entry = reader.atEnd ? nil : try reader.next()
+                let next = reader.atEnd ? nil : try reader.next()
+                if let next, next.bucket <= e.bucket { throw corrupt("buckets out of order") }
+                entry = next
             } else if order > 0 {
                 let change = changes[i]
-                if change.delta > 0 { append(change.code, change.bucket, change.delta, to: &out) }
+                if change.delta > 0 { append(change.bucket, change.delta, to: &out) }
                 i += 1
             } else if let e = entry {
                 let n = e.n + changes[i].delta
                 guard n >= 0 else {
                     throw DatabaseError(resultCode: .SQLITE_CONSTRAINT_CHECK, message: "catchTally count below zero")
                 }
-                if n > 0 { append(e.code, e.bucket, n, to: &out) }
-                entry = reader.atEnd ? nil : try reader.next()
+                if n > 0 { append(e.bucket, n, to: &out) }
+                let next = reader.atEnd ? nil : try reader.next()
+                if let next, next.bucket <= e.bucket { throw corrupt("buckets out of order") }
+                entry = next
                 i += 1
             }
         }
     }
 
-    static func append(_ code: UInt8, _ bucket: UnsafeRawBufferPointer, _ n: Int, to out: inout [UInt8]) {
-        out.append(code)
-        appendVarint(bucket.count, to: &out)
-        out.append(contentsOf: bucket)
+    static func append(_ bucket: Int, _ n: Int, to out: inout [UInt8]) {
+        appendVarint(bucket, to: &out)
         appendVarint(n, to: &out)
     }
 
@@ -360,6 +366,58 @@ enum TallyCounts {
 
     static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
         a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compare(pa, pb) } }
+    }
+}
+
+/// The names of the buckets the counts hold by id (`tallyBucket`): each id's dimension code
+/// and text. An id is given once and never changes or goes, and a reader sees the id of
+/// every bucket its rows hold (both are written in one transaction), so what one query read
+/// serves every later one; an id not known yet has the table read again.
+final class TallyBuckets: Sendable {
+    struct Name: Sendable, Equatable {
+        var code: UInt8
+        var text: String
+        /// Every byte of the text is ASCII.
+        var ascii: Bool
+        /// The place in the order of (code, text's bytes) among the names read.
+        var rank: Int
+    }
+
+    private let known = Mutex<[Name?]>([])
+
+    init() {}
+
+    /// The names by id, read again from `db` when one of `ids` is not known yet.
+    func names(_ db: Database, for ids: UnsafeBufferPointer<Int>) throws -> [Name?] {
+        let current = known.withLock { $0 }
+        if ids.allSatisfy({ $0 < current.count && current[$0] != nil }) { return current }
+        let loaded = try Self.load(db)
+        return known.withLock { known in
+            // (another query may have read a later state meanwhile: ids only come, so keep the longer)
+            if loaded.count >= known.count { known = loaded }
+            return known
+        }
+    }
+
+    /// Every bucket `db` names, by id, ranked by code and then by the text's bytes.
+    static func load(_ db: Database) throws -> [Name?] {
+        var rows: [(id: Int, code: UInt8, text: [UInt8])] = []
+        let select = try Bound(db, "SELECT id, code, name FROM tallyBucket")
+        try select.each { row in
+            let id = row.int(0), code = row.int(1)
+            guard id >= 0, id < 1 << 31, (0...255).contains(code) else {
+                throw TallyCounts.corrupt("tallyBucket row \(id) unreadable")
+            }
+            rows.append((id, UInt8(code), Array(row.blob(2))))
+        }
+        rows.sort { $0.code != $1.code ? $0.code < $1.code : TallyCounts.compare($0.text, $1.text) < 0 }
+        var names = [Name?](repeating: nil, count: (rows.map(\.id).max() ?? -1) + 1)
+        for (rank, row) in rows.enumerated() {
+            names[row.id] = Name(
+                code: row.code, text: String(decoding: row.text, as: UTF8.self), ascii: row.text.allSatisfy { $0 < 0x80 },
+                rank: rank)
+        }
+        return names
     }
 }
 
