@@ -1,9 +1,9 @@
 // Analytics at two sizes in one run: loads fill-ups and catches (with their conditions) into
 // a fresh analytics database through the projection code a consumer runs (DatabaseEventSink,
 // large transactions with the checkpoint), then measures `analytics.fuel.stats` and
-// `analytics.suggest` through the dispatcher (timed to the reply frame; the benchmark reads
-// the answer after the clock stops). Queries read stored aggregates, so their latency should
-// not grow with the number of records.
+// `analytics.suggest` through the dispatcher, the two stores taking turns (timed to the reply
+// frame; the benchmark reads the answer after the clock stops). Queries read stored
+// aggregates, so their latency should not grow with the number of records.
 //   swift run -c release logbook-bench analytics [--small 1000] [--large 1000000] [--quick]
 import AnalyticsService
 import ArgumentParser
@@ -33,6 +33,12 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
     @Option(help: "Events per transaction while loading.") var batch = 20_000
     @Option(help: "Timed queries per method and size.") var queries = 2_000
     @Option(help: "Keep the databases in this directory instead of a temporary one.") var directory: String?
+    @Flag(
+        help: """
+            Time the queries on the databases an earlier run with the same sizes kept in --directory, \
+            without loading them again (a fresh process, the files as the page cache holds them).
+            """)
+    var queryOnly = false
     @Flag(help: "The sizes and samples of `logbook-bench all --quick`: 1,000 and 50,000, 300 queries per method and size.")
     var quick = false
     @Flag(help: "Write the aggregates after every event (the live path's pattern, and the code before batching) instead of once per batch.")
@@ -51,12 +57,13 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         say(
             "logbook-bench analytics\(quick ? " --quick" : ""): \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events\(perEvent ? " (aggregates written per event)" : ""), \(queryCount) queries per method"
         )
-        var rows: [[String]] = []
+        var stores: [Store] = []
         for size in quick ? [1_000, 50_000] : [small, large] {
-            rows.append(contentsOf: try await measure(size: size, path: "\(root)/analytics-\(size).sqlite").rows)
+            stores.append(try await load(size: size, path: "\(root)/analytics-\(size).sqlite"))
         }
+        try await query(&stores)
         say("")
-        say(table(["size", "what", "count", "p50", "p99", "notes"], rows))
+        say(table(["size", "what", "count", "p50", "p99", "notes"], stores.flatMap(\.rows)))
     }
 
     /// `--queries`, or 300 with `--quick`.
@@ -74,7 +81,19 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         return max(1, min(users, size / 10))
     }
 
-    func measure(size: Int, path: String, perUser: Int? = nil) async throws -> (rows: [[String]], figures: Figures) {
+    /// A store loaded (or opened, `--query-only`), to be queried: its rows of the table
+    /// (the load's, then each method's) and its figures.
+    struct Store {
+        let service: AnalyticsService
+        let label: String
+        let userCount: Int
+        var rows: [[String]]
+        var figures: Figures
+    }
+
+    /// Loads `size` fill-ups and catches (users of `perUser` records each, when given) into a
+    /// new database at `path`; `label`: the size column of its rows.
+    func load(size: Int, path: String, perUser: Int? = nil, label: String? = nil) async throws -> Store {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         let service = try AnalyticsService(
@@ -95,6 +114,14 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
 
         say("size \(size): \(userCount) users/vehicles, \(size) fill-ups, \(catches) catches")
         let clock = ContinuousClock()
+        if queryOnly {
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw ValidationError("--query-only: no database at \(path) (run once with --directory first)")
+            }
+            return Store(
+                service: service, label: label ?? "\(size)", userCount: userCount, rows: [],
+                figures: Figures(eventsPerSecond: 0))
+        }
         let start = clock.now
         var loaded = 0
         var lastReport = start
@@ -124,50 +151,74 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
             "  loaded \(loaded) events in \(seconds(loadTime)) s (\(Int(Double(loaded) / max(0.001, seconds(loadTime)))) events/s; every event applied after \(String(format: "%.2f", seconds(applied))) s, then settled), database \(fileSize / 1_000_000) MB"
         )
 
-        var figures = Figures(eventsPerSecond: Double(loaded) / max(0.001, seconds(loadTime)))
-        let transport = InProcessTransport(service.dispatcher)
-        var generator = SplitMix(seed: 42)
-        var results: [[String]] = [
-            [
-                "\(size)", "load", "\(loaded) events", "", "",
-                "\(String(format: "%.1f", seconds(loadTime))) s, \(Int(Double(loaded) / max(0.001, seconds(loadTime)))) ev/s, \(fileSize / 1_000_000) MB",
-            ]
-        ]
+        return Store(
+            service: service, label: label ?? "\(size)", userCount: userCount,
+            rows: [
+                [
+                    label ?? "\(size)", "load", "\(loaded) events", "", "",
+                    "\(String(format: "%.1f", seconds(loadTime))) s, \(Int(Double(loaded) / max(0.001, seconds(loadTime)))) ev/s, \(fileSize / 1_000_000) MB",
+                ]
+            ],
+            figures: Figures(eventsPerSecond: Double(loaded) / max(0.001, seconds(loadTime))))
+    }
+
+    /// Times `analytics.fuel.stats` and `analytics.suggest` on every store: a row per store and
+    /// method, each p99 (ms) into the store's figures. The stores take turns, `block` queries
+    /// at a time, so that whatever else the machine does in a stretch of time (on this shared
+    /// 2-core machine a p50 moves by half from one stretch of a few tenths of a second to the
+    /// next) falls on every store alike, and a ratio of two stores compares the stores, not
+    /// two stretches of time (docs/performance.md, "Stores taking turns"). Each store asks
+    /// for its users in the same order as when it was timed alone.
+    func query(_ stores: inout [Store], block: Int = 50) async throws {
+        let clock = ContinuousClock()
+        let transports = stores.map { InProcessTransport($0.service.dispatcher) }
+        var generators = stores.map { _ in SplitMix(seed: 42) }
+        let queries = queryCount
+        let total = queries + queries / 10  // the first tenth of each store's warms up
         for method in ["analytics.fuel.stats", "analytics.suggest"] {
-            var samples: [Double] = []
-            var replyBytes = 0
-            let queries = queryCount
-            samples.reserveCapacity(queries)
-            for i in 0..<(queries + queries / 10) {
-                let user = generator.next(below: userCount)
-                let body: JSONValue =
-                    method == "analytics.fuel.stats"
-                    ? ["vehicleId": .string("v\(user)")]
-                    : (i % 2 == 0
-                        ? [:] : ["species": .string(Workload.species[generator.next(below: Workload.species.count)])])
-                // Timed: the request through the dispatcher to the reply frame. The benchmark's
-                // own reading of the answer (a generic JSON tree, larger as a user's data grows)
-                // comes after the clock stops.
-                let t0 = clock.now
-                let frame = try await transport.replyFrame(method, body, options: CallOptions(token: "token-u\(user)"))
-                let elapsed = clock.now - t0
-                let reply = try WireCoding.decode(Reply.self, from: frame)
-                if let error = reply.error { throw error }
-                guard reply.ok, reply.result != nil else { throw ServiceError(.internal, "\(method) answered without a result") }
-                if i >= queries / 10 {  // the first tenth warms up
-                    samples.append(seconds(elapsed) * 1000)
-                    replyBytes += frame.count
+            var samples = stores.map { _ in [Double]() }
+            var replyBytes = stores.map { _ in 0 }
+            var done = stores.map { _ in 0 }
+            while done.contains(where: { $0 < total }) {
+                for s in stores.indices where done[s] < total {
+                    for i in done[s]..<min(total, done[s] + block) {
+                        let user = generators[s].next(below: stores[s].userCount)
+                        let body: JSONValue =
+                            method == "analytics.fuel.stats"
+                            ? ["vehicleId": .string("v\(user)")]
+                            : (i % 2 == 0
+                                ? [:]
+                                : ["species": .string(Workload.species[generators[s].next(below: Workload.species.count)])])
+                        // Timed: the request through the dispatcher to the reply frame. The
+                        // benchmark's own reading of the answer (a generic JSON tree, larger as a
+                        // user's data grows) comes after the clock stops.
+                        let t0 = clock.now
+                        let frame = try await transports[s].replyFrame(
+                            method, body, options: CallOptions(token: "token-u\(user)"))
+                        let elapsed = clock.now - t0
+                        let reply = try WireCoding.decode(Reply.self, from: frame)
+                        if let error = reply.error { throw error }
+                        guard reply.ok, reply.result != nil else {
+                            throw ServiceError(.internal, "\(method) answered without a result")
+                        }
+                        if i >= queries / 10 {
+                            samples[s].append(seconds(elapsed) * 1000)
+                            replyBytes[s] += frame.count
+                        }
+                    }
+                    done[s] = min(total, done[s] + block)
                 }
             }
-            samples.sort()
-            figures.p99[method] = samples[samples.count * 99 / 100]
-            results.append([
-                "\(size)", method, "\(samples.count)", ms(samples[samples.count / 2]),
-                ms(samples[samples.count * 99 / 100]),
-                "answers of \(replyBytes / max(1, samples.count)) bytes on average",
-            ])
+            for s in stores.indices {
+                let sorted = samples[s].sorted()
+                stores[s].figures.p99[method] = sorted[sorted.count * 99 / 100]
+                stores[s].rows.append([
+                    stores[s].label, method, "\(sorted.count)", ms(sorted[sorted.count / 2]),
+                    ms(sorted[sorted.count * 99 / 100]),
+                    "answers of \(replyBytes[s] / max(1, sorted.count)) bytes on average",
+                ])
+            }
         }
-        return (results, figures)
     }
 
     /// Unbuffered, so progress shows when the output goes to a file.
