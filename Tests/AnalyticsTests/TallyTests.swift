@@ -3,9 +3,9 @@
 // `tallyBucket`. Held here: the bytes round-trip and are the same however the counts were
 // reached, a merge is the arithmetic of the counts, damaged bytes are an error (never a
 // wrong answer), the counters always equal a recount of the stored catches and answers, a
-// bucket first counted after a process read the names is named, and a database with the
+// bucket first counted after a service read the names is named, and a database with the
 // earlier one-count rows or with bucket texts in the rows keeps every count and suggestion
-// through the upgrade.
+// through the upgrade (a text row it cannot read is recounted instead).
 import Foundation
 import GRDB
 import Testing
@@ -213,21 +213,30 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
         }
     }
 
-    /// A row naming a bucket id `tallyBucket` lacks is an error, not a suggestion without it.
-    @Test func aBucketWithoutANameIsAnError() async throws {
+    /// A row naming a bucket id `tallyBucket` lacks, or naming its ids out of order or twice
+    /// (which would list a bucket twice), is an error, not an answer.
+    @Test func aBucketWithoutANameOrTwiceIsAnError() async throws {
         let h = try Harness()
         try await h.feed("catch.created", fish("c1", species: "Pike", bait: "worm"))
         try await h.weather("conditions.ready", ready("c1", temperature: "5 to 10 °C", pressure: "1000 to 1010 hPa"))
         #expect(try await h.suggest()["ready"] == 1)
-        try await h.service.host.database.write { db in
-            try db.execute(sql: "UPDATE catchTally SET counts = ?", arguments: [Data(try TallyCounts.encode([Entry(bucket: 999, n: 1)]))])
+        let stored = try await h.read { db in try Data.fetchOne(db, sql: "SELECT counts FROM catchTally LIMIT 1") }
+        let entries = try TallyCounts.decode(try #require(stored))
+        #expect(entries.count > 3)
+        var twice: [UInt8] = []
+        for entry in [entries[1], entries[0], entries[1]] { TallyCounts.append(entry.bucket, entry.n, to: &twice) }
+        for bad in [try TallyCounts.encode([Entry(bucket: 999, n: 1)]), twice] {
+            try await h.service.host.database.write { db in
+                try db.execute(sql: "UPDATE catchTally SET counts = ?", arguments: [Data(bad)])
+            }
+            let error = try await h.failure("analytics.suggest")
+            #expect(error.code == .internal)
         }
-        let error = try await h.failure("analytics.suggest")
-        #expect(error.code == .internal)
     }
 
     /// The names a service has read serve its later suggestions; a bucket first counted after
-    /// them (a new band from the weather-fetcher) is named too, as is one another process gave.
+    /// them (a new band from the weather-fetcher) is named too, and each id stands for the
+    /// bucket it was given for (read back with plain SQL, not through `TallyBuckets`).
     @Test func aBucketCountedAfterTheNamesWereReadIsNamed() async throws {
         let h = try Harness()
         try await h.feed("catch.created", fish("c1", species: "Pike", bait: "worm"))
@@ -246,6 +255,46 @@ func insertOneCountRows(_ db: Database, _ counts: [TallyCount]) throws {
         }
         #expect(Set(buckets).count == buckets.count)
         #expect(buckets.contains("1|40 to 45 °C"))
+        let fly = try await h.read { db in
+            let counts = try #require(
+                try Data.fetchOne(
+                    db, sql: "SELECT counts FROM catchTally WHERE userId = 'alice' AND species = '' AND bait = 'fly'"))
+            return try TallyCounts.decode(counts).map { entry in
+                let name = try Row.fetchOne(db, sql: "SELECT code, name FROM tallyBucket WHERE id = ?", arguments: [entry.bucket])
+                return "\(name?[0] as Int? ?? -1)|\(name?[1] as String? ?? "?")=\(entry.n)"
+            }
+        }
+        #expect(fly.contains("0|ready=1") && fly.contains("1|40 to 45 °C=1") && fly.contains("2|1000 to 1010 hPa=1"))
+        #expect(!fly.contains("1|5 to 10 °C=1") && !fly.contains("0|pending=1"))
+    }
+
+    /// A database whose counts hold bucket texts (before "analytics.tallyBucketIds") is
+    /// converted; a row that cannot be read does not stop the upgrade: its user is left to be
+    /// recounted from the catches, which the consumer's first catch-up ends with.
+    @Test func anUnreadableTextRowIsRecountedNotFatal() async throws {
+        let (directory, path) = try await oldDatabase(upTo: "analytics.deletedUser") { db in
+            let good = try TallyText.encode([
+                TallyText.Entry(code: 0, bucket: Array("ready".utf8), n: 2),
+                TallyText.Entry(code: 6, bucket: Array("fog".utf8), n: 2),
+            ])
+            try db.execute(
+                sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES ('alice', '', 'fresh', 'worm', ?)",
+                arguments: [Data(good)])
+            try db.execute(
+                sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES ('bob', '', 'fresh', 'worm', ?)",
+                arguments: [Data(good.prefix(good.count - 1))])
+        }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let upgraded = try Harness(path: path)
+        let (alice, bob, stale) = try await upgraded.read { db in
+            (
+                try tallyCounts(db).filter { $0.userId == "alice" }.map(\.description),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM catchTally WHERE userId = 'bob'"),
+                try String.fetchAll(db, sql: "SELECT userId FROM catchTallyStale")
+            )
+        }
+        #expect(alice == ["alice||fresh|sky|fog|worm|2", "alice||fresh|status|ready|worm|2"])
+        #expect(bob == 0 && stale == ["bob"])
     }
 
     /// Every dimension the projection counts has its code, and the codes are the stored

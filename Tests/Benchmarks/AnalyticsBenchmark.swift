@@ -50,9 +50,15 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
             """)
     var liveBatches = false
 
+    func validate() throws {
+        if queryOnly, directory == nil {
+            throw ValidationError("--query-only times the stores an earlier run kept: give their --directory")
+        }
+    }
+
     func run() async throws {
         let root = directory ?? "/tmp/lb-bench-analytics-\(ProcessInfo.processInfo.processIdentifier)"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        if !queryOnly { try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) }
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: root) } }
         say(
             "logbook-bench analytics\(quick ? " --quick" : ""): \(ProcessInfo.processInfo.activeProcessorCount) cores, batches of \(batch) events\(perEvent ? " (aggregates written per event)" : ""), \(queryCount) queries per method"
@@ -94,6 +100,10 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
     /// Loads `size` fill-ups and catches (users of `perUser` records each, when given) into a
     /// new database at `path`; `label`: the size column of its rows.
     func load(size: Int, path: String, perUser: Int? = nil, label: String? = nil) async throws -> Store {
+        // (opening the service makes the database, so look for it first)
+        if queryOnly, !FileManager.default.fileExists(atPath: path) {
+            throw ValidationError("--query-only: no database at \(path) (run once with the same sizes and --directory first)")
+        }
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         let service = try AnalyticsService(
@@ -115,9 +125,6 @@ struct AnalyticsBenchmark: AsyncParsableCommand {
         say("size \(size): \(userCount) users/vehicles, \(size) fill-ups, \(catches) catches")
         let clock = ContinuousClock()
         if queryOnly {
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw ValidationError("--query-only: no database at \(path) (run once with --directory first)")
-            }
             return Store(
                 service: service, label: label ?? "\(size)", userCount: userCount, rows: [],
                 figures: Figures(eventsPerSecond: 0))

@@ -1,6 +1,7 @@
 // The analytics schema: projections of other services' events, each kept current inside the
-// event consumer's transaction (with its checkpoint). Every table carries `userId` so a
-// `user.deleted` purges it with one statement per table, and every query is scoped by it.
+// event consumer's transaction (with its checkpoint). Every table of a user's data carries
+// `userId` so a `user.deleted` purges it with one statement per table, and every query is
+// scoped by it (`tallyBucket` names condition buckets, nobody's own data).
 //
 // Fuel keeps the fill-ups themselves plus, per fill-up, the result of the full-to-full walk
 // and the walk's state after it, so a change recomputes from the first affected position
@@ -339,24 +340,36 @@ enum Schema {
                     ) WITHOUT ROWID;
                     """)
             var ids: [TallyText.Bucket: Int] = [:]
+            let insertBucket = try db.cachedStatement(sql: "INSERT INTO tallyBucket (code, name) VALUES (?, ?)")
+            let insertRow = try db.cachedStatement(
+                sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES (?, ?, ?, ?, ?)")
+            let behind = try db.cachedStatement(sql: "INSERT OR IGNORE INTO catchTallyStale (userId) VALUES (?)")
             let rows = try Row.fetchCursor(db, sql: "SELECT userId, species, water, bait, counts FROM catchTallyText")
             while let row = try rows.next() {
+                let userId: String = row[0]
                 let text: Data = row[4]
-                var entries: [TallyCounts.Entry] = []
-                for entry in try TallyText.decode(text) {
-                    let bucket = TallyText.Bucket(code: entry.code, text: entry.bucket)
-                    if ids[bucket] == nil {
-                        try db.execute(
-                            sql: "INSERT INTO tallyBucket (code, name) VALUES (?, ?)",
-                            arguments: [Int(entry.code), String(decoding: entry.bucket, as: UTF8.self)])
-                        ids[bucket] = Int(db.lastInsertedRowID)
+                let counts: [UInt8]
+                do {
+                    var entries: [TallyCounts.Entry] = []
+                    for entry in try TallyText.decode(text) {
+                        let bucket = TallyText.Bucket(code: entry.code, text: entry.bucket)
+                        if ids[bucket] == nil {
+                            try insertBucket.execute(
+                                arguments: [Int(entry.code), String(decoding: entry.bucket, as: UTF8.self)])
+                            ids[bucket] = Int(db.lastInsertedRowID)
+                        }
+                        entries.append(TallyCounts.Entry(bucket: ids[bucket]!, n: entry.n))
                     }
-                    entries.append(TallyCounts.Entry(bucket: ids[bucket]!, n: entry.n))
+                    counts = try TallyCounts.encode(entries)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+                    // a row that cannot be read (it made that user's suggestions an error): its
+                    // user's counters are recounted from the catches (CatchProjection.settle),
+                    // rather than the whole service refusing to start
+                    try behind.execute(arguments: [userId])
+                    continue
                 }
-                guard !entries.isEmpty else { continue }
-                try db.execute(
-                    sql: "INSERT INTO catchTally (userId, species, water, bait, counts) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [row[0], row[1], row[2], row[3], Data(try TallyCounts.encode(entries))])
+                guard !counts.isEmpty else { continue }
+                try insertRow.execute(arguments: [userId, row[1], row[2], row[3], Data(counts)])
             }
             try db.execute(sql: "DROP TABLE catchTallyText")
         }

@@ -1,4 +1,5 @@
-// The stored form of the catch counters (`catchTally`, Schema.swift "analytics.tallyRows"):
+// The stored form of the catch counters (`catchTally`, Schema.swift "analytics.tallyRows" and
+// "analytics.tallyBucketIds"):
 // one row per user, species, water and bait at each of the two levels (the catch's species,
 // and every species: CatchProjection.any), holding every condition bucket's count of that
 // row in one `counts` BLOB. A catch and its conditions change two rows instead of
@@ -166,8 +167,12 @@ enum TallyCounts {
                 let bait = baits[row]
                 var reader = Reader(UnsafeRawBufferPointer(rebasing: all[range]))
                 var at = 0  // (in id order) every bucket before this has a smaller id than the row's next entry
+                var last = -1
                 while !reader.atEnd {
                     let entry = try reader.next()
+                    // (out of order or twice, an id would get a second slot: a bucket listed twice)
+                    guard entry.bucket > last else { throw corrupt("buckets out of order") }
+                    last = entry.bucket
                     var slot = -1
                     while at < gathering.count {
                         let candidate = Int(gathering.order[at])
