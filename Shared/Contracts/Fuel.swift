@@ -476,3 +476,122 @@ public enum FuelEvents {
     public static let fillupUpdated = "fillup.updated"
     public static let fillupDeleted = "fillup.deleted"
 }
+
+// MARK: Written without the encoder (Shared/Wire/JSONWritable.swift)
+
+// Keys in UTF-8 byte order, optionals left out when nil: what the synthesized `Encodable`
+// gives through the shared encoder. Every `analytics.fuel.stats` answer was encoded through
+// Foundation's encoder, which cost about as much as working the figures out
+// (docs/performance.md, "Fuel stats written directly"); Tests/RuntimeTests/JSONOutputTests.swift
+// holds these writers to the encoder.
+
+extension EconomyPoint: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("date")
+        out.date(date)
+        out.key("fillId")
+        out.string(fillId)
+        out.key("value")
+        out.decimal(value)
+        out.endObject()
+    }
+}
+
+extension CostPerDistance: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("minor")
+        out.decimal(minor)
+        out.key("per")
+        out.string(per)
+        out.endObject()
+    }
+}
+
+extension FuelSpending: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        if let averagePricePerUnitMinor {
+            out.key("averagePricePerUnitMinor")
+            out.decimal(averagePricePerUnitMinor)
+        }
+        if let costPerDistance {
+            out.key("costPerDistance")
+            out.write(costPerDistance)
+        }
+        out.key("currency")
+        out.string(currency)
+        out.key("fills")
+        out.int(fills)
+        out.key("totalMinor")
+        out.int(totalMinor)
+        out.key("volume")
+        out.decimal(volume)
+        out.endObject()
+    }
+}
+
+extension WaitingFills: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        out.key("distance")
+        out.decimal(distance)
+        out.key("partialFills")
+        out.int(partialFills)
+        out.key("volume")
+        out.decimal(volume)
+        out.endObject()
+    }
+}
+
+extension FuelStats: JSONWritable {
+    public func writeJSON(to out: inout JSONOutput) {
+        out.beginObject()
+        if let average {
+            out.key("average")
+            out.decimal(average)
+        }
+        if let best {
+            out.key("best")
+            out.write(best)
+        }
+        out.key("closedDistance")
+        out.decimal(closedDistance)
+        out.key("closedSegments")
+        out.int(closedSegments)
+        out.key("closedVolume")
+        out.decimal(closedVolume)
+        out.key("distanceUnit")
+        out.string(distanceUnit)
+        out.key("fills")
+        out.int(fills)
+        if let last {
+            out.key("last")
+            out.write(last)
+        }
+        if let reason {
+            out.key("reason")
+            out.string(reason)
+        }
+        out.key("spending")
+        out.array(spending) { $0.write($1) }
+        out.key("unitLabel")
+        out.string(unitLabel)
+        out.key("units")
+        out.string(units)
+        out.key("vehicleId")
+        out.string(vehicleId)
+        out.key("volumeUnit")
+        out.string(volumeUnit)
+        if let waiting {
+            out.key("waiting")
+            out.write(waiting)
+        }
+        if let worst {
+            out.key("worst")
+            out.write(worst)
+        }
+        out.endObject()
+    }
+}

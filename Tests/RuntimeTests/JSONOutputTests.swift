@@ -1,6 +1,6 @@
 // The JSON a reply writes itself (Shared/Wire/JSONWritable.swift) is what the shared encoder
 // writes: integers of every size, Decimals and thousandths written digit by digit, and the expenses (an
-// answer, an event, a page of a list), held to Foundation's encoder over edge cases and
+// answer, an event, a page of a list) and fuel stats, held to Foundation's encoder over edge cases and
 // generated values (the suggestions' writers are held to it in
 // Tests/AnalyticsTests/SuggestTests.swift).
 import Contracts
@@ -161,6 +161,50 @@ import Wire
         #expect(wrong.isEmpty, "\(wrong.count) differ, e.g. \(wrong.prefix(2))")
         // and the shared encoding takes the writer for them, for the same bytes
         let sample = expense()
+        #expect(try WireCoding.encode(sample) == WireCoding.encoder.encode(sample))
+    }
+
+    /// `analytics.fuel.stats` answers: every optional present or not, Decimals of every shape
+    /// (as the decimals test above), dates before 1970 and far ahead, texts needing escapes.
+    @Test func fuelStatsAreTheEncodersText() throws {
+        var random = SplitMix(seed: 23)
+        let texts = ["", "v1", "Gädda 🐟", "a \"quoted\" name", "back\\slash", "tab\tand\nline", "\u{1}", "mpg_us"]
+        func decimal() -> Decimal {
+            let significand = random.next() >> UInt64(random.next(below: 64))
+            let sign: FloatingPointSign = random.next(below: 4) == 0 ? .minus : .plus
+            return Decimal(sign: sign, exponent: random.next(below: 12) - 8, significand: Decimal(significand))
+        }
+        func date() -> Date {
+            let ms = Int64(random.next(below: 400_000_000_000)) - 100_000_000_000
+            return Date(timeIntervalSince1970: Double(ms) / 1000)
+        }
+        func maybe<T>(_ make: () -> T) -> T? { random.next(below: 3) == 0 ? nil : make() }
+        func point() -> EconomyPoint { EconomyPoint(fillId: random.pick(texts), date: date(), value: decimal()) }
+        func stats() -> FuelStats {
+            FuelStats(
+                vehicleId: random.pick(texts), units: random.pick(texts), unitLabel: random.pick(texts),
+                distanceUnit: random.pick(texts), volumeUnit: random.pick(texts),
+                fills: Int(bitPattern: UInt(random.next())) >> random.next(below: 64),
+                closedSegments: random.next(below: 1_000), average: maybe(decimal), reason: maybe { random.pick(texts) },
+                last: maybe(point), best: maybe(point), worst: maybe(point), closedDistance: decimal(),
+                closedVolume: decimal(),
+                waiting: maybe { WaitingFills(partialFills: random.next(below: 9), distance: decimal(), volume: decimal()) },
+                spending: (0..<random.next(below: 4)).map { _ in
+                    FuelSpending(
+                        currency: random.pick(texts), fills: random.next(below: 500),
+                        totalMinor: Int64(bitPattern: random.next()) >> Int64(random.next(below: 64)), volume: decimal(),
+                        averagePricePerUnitMinor: maybe(decimal),
+                        costPerDistance: maybe { CostPerDistance(minor: decimal(), per: random.pick(texts)) })
+                })
+        }
+        var wrong: [String] = []
+        for _ in 0..<1_000 {
+            let one = stats()
+            if one.jsonData != (try WireCoding.encoder.encode(one)) { wrong.append(String(decoding: one.jsonData, as: UTF8.self)) }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) differ, e.g. \(wrong.prefix(2))")
+        // the shared encoding (what a reply carries) takes the writer, for the same bytes
+        let sample = stats()
         #expect(try WireCoding.encode(sample) == WireCoding.encoder.encode(sample))
     }
 
